@@ -1,0 +1,690 @@
+import { ListBatcher } from '../batchers/list-batcher';
+import type { Batcher } from '../core/batcher';
+import type { TimerHandle } from '../core/clock';
+import { describe, isError, toError } from '../core/describe';
+import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
+import type { RequestOutcome } from '../core/observer';
+import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
+import { fail, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
+import { runPipeline, type PipelineConfig } from '../core/pipeline';
+import type { QueueView, ReleaseDecision, ReleaseReason } from '../core/policy';
+import { PendingRequest, RequestState } from '../core/request';
+import { RequestQueue } from '../core/request-queue';
+import type { BatchFunction, Executor } from '../executors/executor';
+
+/** Counters of a host, read with {@link ModelHost.stats}. */
+export interface HostStats {
+  /** Requests waiting in the queue. */
+  readonly queued: number;
+  /** Requests in batches that are running now. */
+  readonly running: number;
+  /** Batches running now. */
+  readonly runningBatches: number;
+  /** Batches released so far. */
+  readonly batches: number;
+  /** Requests that went into batches so far. */
+  readonly requests: number;
+  /** Rows that went into batches so far. */
+  readonly rows: number;
+  /** `rows / batches` (0 before the first batch). */
+  readonly meanBatchSize: number;
+  /** Requests rejected, by reason. */
+  readonly rejected: {
+    /** Refused because the queue held `maxQueueSize` requests. */
+    readonly queueFull: number;
+    /** Timed out (`timeoutMs`, `batchTimeoutMs`) or shed. */
+    readonly deadline: number;
+    /** Aborted through their `signal`. */
+    readonly aborted: number;
+    /** Refused or dropped because the host stopped. */
+    readonly stopped: number;
+    /** Rejected with an error from the model, the batcher, or a broken contract. */
+    readonly error: number;
+  };
+}
+
+/** Options of {@link ModelHost.stop}. */
+export interface StopOptions {
+  /**
+   * `true`: answer every accepted request first. `false`: reject queued requests with
+   * `HostStoppedError` (running batches still finish and deliver).
+   * @default true
+   */
+  drain?: boolean;
+}
+
+type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
+
+const resolved = Promise.resolve();
+let warnedObserver = false;
+let warnedPolicy = false;
+
+/**
+ * The batching engine. Callers send one item at a time with {@link ModelHost.inference}; the host
+ * queues them, releases batches according to its policy, runs the batch function once per batch,
+ * splits the output and settles every caller with its own result or error, exactly once.
+ *
+ * The batch function's contract (with the default {@link ListBatcher}): given an array of items,
+ * return (a promise of) an array of the same length whose entry `i` is item `i`'s result, or an
+ * `Error` that rejects only that caller. Throwing rejects the whole batch (see `isolateErrors`).
+ *
+ * @typeParam In - one request's input.
+ * @typeParam Out - one request's result.
+ * @typeParam Batch - what the batch function receives (with a custom batcher).
+ * @typeParam BatchOut - what the batch function returns (with a custom batcher).
+ *
+ * @example
+ * ```ts
+ * const host = new ModelHost(async (texts: readonly string[]) => model.score(texts), { maxBatchSize: 32 });
+ * const score = await host.inference('great movie'); // batched with concurrent callers
+ * await host.stop();
+ * ```
+ */
+export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements AsyncDisposable {
+  #o: ResolvedOptions;
+  readonly #executor: Executor<Batch, BatchOut>;
+  readonly #rowsOf: ((item: In) => number) | undefined;
+  readonly #pipeline: PipelineConfig<In, Out, Batch, BatchOut>;
+  readonly #queue = new RequestQueue<PendingRequest<In, Out>>();
+  readonly #flushBound = (): void => this.#flush();
+  readonly #scheduleFlushBound = (): void => {
+    process.nextTick(this.#flushBound);
+  };
+
+  #lifecycle: Lifecycle = 'new';
+  #startPromise: Promise<void> | undefined;
+  #startError: Error | undefined;
+  #stopping = false;
+  #draining = false;
+  #stopPromise: Promise<void> | undefined;
+  #idleWaiters: Array<() => void> = [];
+
+  #flushScheduled = false;
+  #wakeTimer: TimerHandle | undefined;
+  #wakeAt = Infinity;
+  #inFlight = 0;
+  #runningRequests = 0;
+
+  #batches = 0;
+  #requests = 0;
+  #rows = 0;
+  #rejected = { queueFull: 0, deadline: 0, aborted: 0, stopped: 0, error: 0 };
+
+  /**
+   * @param batchFn - the batch function, or an {@link Executor} that runs it.
+   * @param options - limits and behaviour; a number is shorthand for `{ maxBatchSize }`.
+   */
+  constructor(
+    batchFn: BatchFunction<readonly In[], ReadonlyArray<Out | Error>> | Executor<readonly In[], ReadonlyArray<Out | Error>>,
+    options: number | (HostOptions<In, Out> & { batcher?: ListBatcher<In, Out> }),
+  );
+  constructor(
+    batchFn: BatchFunction<Batch, BatchOut> | Executor<Batch, BatchOut>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+    options: HostOptions<In, Out, Batch, BatchOut> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+  );
+  constructor(batchFn: unknown, options: unknown) {
+    const where = `${new.target.name === 'ModelHost' ? 'ModelHost' : new.target.name}`;
+    if (typeof batchFn === 'function') {
+      this.#executor = { run: batchFn as BatchFunction<Batch, BatchOut> };
+    } else if (typeof batchFn === 'object' && batchFn !== null && typeof (batchFn as Executor<Batch, BatchOut>).run === 'function') {
+      this.#executor = batchFn as Executor<Batch, BatchOut>;
+    } else {
+      throw new TypeError(
+        `${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch), ` +
+          `as the first argument, got ${describe(batchFn)}`,
+      );
+    }
+    this.#o = resolveOptions(where, options);
+    const batcher = ((options as HostOptions<In, Out, Batch, BatchOut>).batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
+    this.#rowsOf = batcher.rows?.bind(batcher);
+    const executor = this.#executor;
+    this.#pipeline = {
+      batcher,
+      run: (batch) => executor.run(batch),
+      isolateErrors: this.#o.isolateErrors,
+      now: () => this.#o.clock.now(),
+      name: this.#o.name,
+    };
+  }
+
+  /** The host's name (the `name` option). */
+  get name(): string {
+    return this.#o.name;
+  }
+
+  /** Current limits (after `configure()`). */
+  get options(): Readonly<Required<TunableOptions>> {
+    const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, batchTimeoutMs } = this.#o;
+    return { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, batchTimeoutMs };
+  }
+
+  /** A snapshot of the host's counters. */
+  get stats(): HostStats {
+    return {
+      queued: this.#queue.size,
+      running: this.#runningRequests,
+      runningBatches: this.#inFlight,
+      batches: this.#batches,
+      requests: this.#requests,
+      rows: this.#rows,
+      meanBatchSize: this.#batches === 0 ? 0 : this.#rows / this.#batches,
+      rejected: { ...this.#rejected },
+    };
+  }
+
+  /**
+   * Submits one item and resolves with its own result once the batch it joins has run. Never
+   * throws synchronously: every failure is a rejection (`QueueFullError`, `DeadlineExceededError`,
+   * `AbortError`, `HostStoppedError`, `BatchSizeMismatchError`, `RangeError` for too many rows, or
+   * the model's own error).
+   *
+   * @example
+   * ```ts
+   * const y = await host.inference(x, { timeoutMs: 100, priority: 1, signal: req.signal });
+   * ```
+   */
+  inference(item: In, options?: RequestOptions): Promise<Out> {
+    if (this.#stopping) return this.#refuseStopped();
+    if (this.#lifecycle === 'failed') return Promise.reject(this.#startError);
+    const o = this.#o;
+    let rows = 1;
+    if (this.#rowsOf !== undefined) {
+      try {
+        rows = this.#rowsOf(item);
+      } catch (e) {
+        return this.#refuse(toError(e, "The batcher's rows"), 'error');
+      }
+      if (!Number.isInteger(rows) || rows < 1 || rows > o.maxBatchSize) {
+        return this.#refuse(
+          new RangeError(
+            `${o.name}: a request must have from 1 to maxBatchSize (${o.maxBatchSize}) rows; this one has ${describe(rows)}. ` +
+              'Split it, or raise maxBatchSize.',
+          ),
+          'error',
+        );
+      }
+    }
+    let priority = 0;
+    let timeoutMs = o.timeoutMs;
+    let signal: AbortSignal | undefined;
+    if (options !== undefined) {
+      const bad = checkRequestOptions(o.name, options);
+      if (bad !== undefined) return this.#refuse(bad, 'error');
+      if (options.priority !== undefined) priority = options.priority;
+      if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
+      signal = options.signal;
+      if (signal?.aborted) {
+        return this.#refuse(new AbortError(`${o.name}: the request was aborted before it was queued`, signal.reason), 'aborted');
+      }
+    }
+    if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
+
+    const now = o.clock.now();
+    let resolve!: (value: Out) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<Out>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const req = new PendingRequest<In, Out>(item, rows, priority, now, now + timeoutMs, resolve, reject);
+    if (timeoutMs !== Infinity) req.timer = o.clock.setTimer(() => this.#onTimeout(req), timeoutMs);
+    if (signal !== undefined) {
+      req.signal = signal;
+      req.onAbort = () => this.#onAbort(req);
+      signal.addEventListener('abort', req.onAbort, { once: true });
+    }
+    this.#queue.push(req);
+    this.#schedule();
+    return promise;
+  }
+
+  /** Alias of {@link ModelHost.inference}. */
+  predict(item: In, options?: RequestOptions): Promise<Out> {
+    return this.inference(item, options);
+  }
+
+  /**
+   * Prepares the executor (loads the model, starts workers). Idempotent; the host also starts by
+   * itself on the first request, so calling it is only needed to fail early or to warm up.
+   */
+  start(): Promise<void> {
+    if (this.#startPromise === undefined) {
+      this.#lifecycle = 'starting';
+      this.#startPromise = (async () => {
+        try {
+          await this.#executor.start?.();
+          this.#lifecycle = 'ready';
+        } catch (e) {
+          this.#lifecycle = 'failed';
+          this.#startError = toError(e, 'The executor\'s start');
+          throw this.#startError;
+        }
+      })();
+      this.#startPromise.then(
+        () => this.#schedule(),
+        () => {
+          for (const r of this.#queue.clear()) this.#reject(r, this.#startError as Error, 'error');
+          this.#notifyIdle();
+        },
+      );
+    }
+    return this.#startPromise;
+  }
+
+  /**
+   * Changes limits while running; they apply from the next batch. Lowering `maxBatchSize` rejects
+   * queued requests that no longer fit with a `RangeError`.
+   *
+   * @example
+   * ```ts
+   * host.configure({ maxBatchSize: 64, maxDelayMs: 2 });
+   * ```
+   */
+  configure(options: Partial<TunableOptions>): void {
+    const where = `${this.#o.name}.configure`;
+    if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options);
+    rejectUnknownKeys(where, options, Object.keys(this.options));
+    this.#o = { ...this.#o, ...resolveTunable(where, options, this.options) };
+    const max = this.#o.maxBatchSize;
+    for (const r of this.#queue.live()) {
+      if (r.rows > max) {
+        this.#queue.discard(r);
+        this.#reject(r, new RangeError(`${this.#o.name}: maxBatchSize was lowered to ${max}, below this request's ${r.rows} rows`), 'error');
+      }
+    }
+    this.#clearWake();
+    this.#schedule();
+  }
+
+  /** Resolves when nothing is queued or running (at once if already so). */
+  onIdle(): Promise<void> {
+    if (this.#isIdle()) return resolved;
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops the host. New calls reject with `HostStoppedError` at once. With `drain: true` (the
+   * default) every accepted request is answered first; with `drain: false` queued requests reject
+   * with `HostStoppedError`. Running batches always finish and deliver. Resolves once the last
+   * batch is done and the executor has stopped. Calling it again returns the same promise (a later
+   * `drain: false` still rejects what is queued).
+   */
+  stop(options: StopOptions = {}): Promise<void> {
+    const drain = options.drain ?? true;
+    if (typeof drain !== 'boolean') {
+      return Promise.reject(new TypeError(`${this.#o.name}.stop: expected \`drain\` to be a boolean, got ${describe(drain)}`));
+    }
+    this.#stopping = true;
+    this.#draining = drain;
+    if (!drain) {
+      for (const r of this.#queue.clear()) {
+        this.#reject(r, new HostStoppedError(`${this.#o.name}: the host was stopped without draining before this request ran`), 'stopped');
+      }
+      this.#clearWake();
+    }
+    if (this.#stopPromise === undefined) {
+      this.#stopPromise = (async () => {
+        this.#schedule();
+        await this.onIdle();
+        this.#clearWake();
+        if (this.#lifecycle !== 'new') {
+          await this.#startPromise?.catch(() => undefined);
+          await this.#executor.stop?.();
+        }
+      })();
+    }
+    this.#notifyIdle();
+    return this.#stopPromise;
+  }
+
+  /** `await using host = new ModelHost(...)` stops (draining) at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  // ---- scheduling -------------------------------------------------------------------------------
+
+  /**
+   * Asks for a flush at the end of the current tick, after every promise job already queued, so
+   * that a burst of synchronous calls (or callers woken by the last batch) forms one batch. This is
+   * not a timer: a lone request still starts without measurable delay.
+   */
+  #schedule(): void {
+    if (this.#flushScheduled || this.#inFlight >= this.#o.maxConcurrentBatches || this.#queue.size === 0) return;
+    this.#flushScheduled = true;
+    resolved.then(this.#scheduleFlushBound);
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    if (this.#lifecycle !== 'ready') {
+      if (this.#lifecycle === 'new') void this.start().catch(() => undefined);
+      return;
+    }
+    const o = this.#o;
+    const queue = this.#queue;
+    while (queue.size > 0 && this.#inFlight < o.maxConcurrentBatches) {
+      const decision = this.#decide();
+      if (!decision.release) {
+        if (decision.wakeAt !== undefined) this.#setWake(decision.wakeAt);
+        return;
+      }
+      let batch = queue.take(Math.max(1, Math.min(decision.maxRows, o.maxBatchSize)));
+      // A policy that allows fewer rows than the head request carries must not stall the queue.
+      if (batch.length === 0) batch = queue.take(o.maxBatchSize);
+      this.#clearWake();
+      this.#run(batch, decision.reason);
+    }
+  }
+
+  #decide(): ReleaseDecision & { reason?: ReleaseReason } {
+    const o = this.#o;
+    const queue = this.#queue;
+    if (this.#draining) {
+      return { release: true, maxRows: o.maxBatchSize, reason: queue.rows >= o.maxBatchSize ? 'full' : 'drain' };
+    }
+    const view: QueueView = {
+      now: o.clock.now(),
+      queuedRows: queue.rows,
+      queuedRequests: queue.size,
+      oldestEnqueuedAt: queue.oldestEnqueuedAt() as number,
+      earliestDeadline: () => queue.earliestDeadline(),
+      inFlight: this.#inFlight,
+      freeSlots: o.maxConcurrentBatches - this.#inFlight,
+      draining: false,
+      maxBatchSize: o.maxBatchSize,
+      maxDelayMs: o.maxDelayMs,
+    };
+    try {
+      return o.policy.decide(view);
+    } catch (e) {
+      if (!warnedPolicy) {
+        warnedPolicy = true;
+        process.emitWarning(`microbatch: release policy '${o.policy.name}' threw (${toError(e, 'policy').message}); releasing instead of stalling`);
+      }
+      return { release: true, maxRows: o.maxBatchSize, reason: 'idle' };
+    }
+  }
+
+  #setWake(at: number): void {
+    if (this.#wakeTimer !== undefined && this.#wakeAt === at) return;
+    this.#clearWake();
+    const clock = this.#o.clock;
+    this.#wakeAt = at;
+    this.#wakeTimer = clock.setTimer(() => {
+      this.#wakeTimer = undefined;
+      this.#wakeAt = Infinity;
+      this.#schedule();
+    }, Math.max(0, at - clock.now()));
+  }
+
+  #clearWake(): void {
+    if (this.#wakeTimer === undefined) return;
+    this.#o.clock.clearTimer(this.#wakeTimer);
+    this.#wakeTimer = undefined;
+    this.#wakeAt = Infinity;
+  }
+
+  // ---- running a batch --------------------------------------------------------------------------
+
+  #run(batch: PendingRequest<In, Out>[], reason: ReleaseReason): void {
+    const o = this.#o;
+    const startedAt = o.clock.now();
+    let rows = 0;
+    const items = new Array<In>(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i] as PendingRequest<In, Out>;
+      r.state = RequestState.Running;
+      r.startedAt = startedAt;
+      rows += r.rows;
+      items[i] = r.item;
+    }
+    this.#inFlight++;
+    this.#runningRequests += batch.length;
+    this.#batches++;
+    this.#requests += batch.length;
+    this.#rows += rows;
+
+    let finished = false;
+    let batchTimer: TimerHandle | undefined;
+    const finish = (): void => {
+      finished = true;
+      if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
+      this.#inFlight--;
+      this.#runningRequests -= batch.length;
+      this.#notifyIdle();
+      this.#schedule();
+    };
+    if (o.batchTimeoutMs !== Infinity) {
+      batchTimer = o.clock.setTimer(() => {
+        if (finished) return;
+        const elapsed = o.clock.now() - startedAt;
+        for (const r of batch) {
+          this.#reject(
+            r,
+            new DeadlineExceededError(
+              `${o.name}: the batch this request was in ran longer than batchTimeoutMs (${o.batchTimeoutMs} ms); its result will be discarded`,
+              'batch-timeout',
+              'running',
+              o.clock.now() - r.enqueuedAt,
+            ),
+            'timeout',
+          );
+        }
+        o.policy.observe?.({ rows, requests: batch.length, runMs: elapsed, ok: false });
+        finish();
+      }, o.batchTimeoutMs);
+    }
+
+    runPipeline(this.#pipeline, items).then(
+      (result) => {
+        if (finished) return;
+        let succeeded = 0;
+        for (let i = 0; i < batch.length; i++) {
+          const value = result.results[i];
+          const r = batch[i] as PendingRequest<In, Out>;
+          if (isError(value)) this.#reject(r, value, 'error');
+          else if (this.#resolve(r, value as Out)) succeeded++;
+        }
+        o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
+        const observer = o.observer;
+        if (observer?.onBatch !== undefined) {
+          let waitSum = 0;
+          for (const r of batch) waitSum += startedAt - r.enqueuedAt;
+          this.#emit('onBatch', {
+            host: o.name,
+            rows,
+            requests: batch.length,
+            reason,
+            queueWaitOldestMs: startedAt - Math.min(...batch.map((r) => r.enqueuedAt)),
+            queueWaitMeanMs: waitSum / batch.length,
+            mergeMs: result.mergeMs,
+            runMs: result.runMs,
+            splitMs: result.splitMs,
+            modelCalls: result.modelCalls,
+            paddingWaste: result.padding,
+            succeeded,
+            failed: batch.length - succeeded,
+          });
+        }
+        finish();
+      },
+      // runPipeline turns every failure into per-item errors; this is a last line of defence.
+      (e: unknown) => {
+        if (finished) return;
+        const error = toError(e, 'microbatch');
+        for (const r of batch) this.#reject(r, error, 'error');
+        finish();
+      },
+    );
+  }
+
+  // ---- settling ---------------------------------------------------------------------------------
+
+  #onTimeout(r: PendingRequest<In, Out>): void {
+    r.timer = undefined;
+    const o = this.#o;
+    const elapsed = o.clock.now() - r.enqueuedAt;
+    const limit = r.deadline - r.enqueuedAt;
+    if (r.state === RequestState.Queued) {
+      this.#queue.discard(r);
+      this.#reject(
+        r,
+        new DeadlineExceededError(`${o.name}: timed out after ${fmt(elapsed)} ms in the queue (timeoutMs ${limit}); it never ran`, 'timeout', 'queued', elapsed),
+        'timeout',
+      );
+      this.#notifyIdle();
+    } else if (r.state === RequestState.Running) {
+      this.#reject(
+        r,
+        new DeadlineExceededError(
+          `${o.name}: timed out after ${fmt(elapsed)} ms (timeoutMs ${limit}) while its batch was running; its result will be discarded`,
+          'timeout',
+          'running',
+          elapsed,
+        ),
+        'timeout',
+      );
+    }
+  }
+
+  #onAbort(r: PendingRequest<In, Out>): void {
+    const reason = r.signal?.reason;
+    if (r.state === RequestState.Queued) {
+      this.#queue.discard(r);
+      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while queued; it never ran`, reason), 'aborted');
+      this.#notifyIdle();
+    } else if (r.state === RequestState.Running) {
+      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while its batch was running; its result will be discarded`, reason), 'aborted');
+    }
+  }
+
+  /** Returns false if the request was already settled (timed out or aborted while running). */
+  #resolve(r: PendingRequest<In, Out>, value: Out): boolean {
+    if (r.state === RequestState.Settled) return false;
+    this.#cleanup(r);
+    r.resolve(value);
+    if (this.#o.observer?.onRequest !== undefined) this.#reportRequest(r, 'ok');
+    return true;
+  }
+
+  #reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void {
+    if (r.state === RequestState.Settled) return;
+    this.#cleanup(r);
+    this.#count(outcome);
+    r.reject(error);
+    if (this.#o.observer?.onRequest !== undefined) this.#reportRequest(r, outcome);
+  }
+
+  #cleanup(r: PendingRequest<In, Out>): void {
+    const ran = r.state === RequestState.Running;
+    r.state = RequestState.Settled;
+    if (!ran) r.startedAt = this.#o.clock.now();
+    if (r.timer !== undefined) {
+      this.#o.clock.clearTimer(r.timer);
+      r.timer = undefined;
+    }
+    if (r.signal !== undefined && r.onAbort !== undefined) r.signal.removeEventListener('abort', r.onAbort);
+  }
+
+  #reportRequest(r: PendingRequest<In, Out>, outcome: RequestOutcome): void {
+    const now = this.#o.clock.now();
+    this.#emit('onRequest', {
+      host: this.#o.name,
+      outcome,
+      rows: r.rows,
+      queueMs: r.startedAt - r.enqueuedAt,
+      runMs: now - r.startedAt,
+      totalMs: now - r.enqueuedAt,
+    });
+  }
+
+  #count(outcome: RequestOutcome): void {
+    const c = this.#rejected;
+    switch (outcome) {
+      case 'queue-full':
+        c.queueFull++;
+        break;
+      case 'timeout':
+      case 'shed':
+        c.deadline++;
+        break;
+      case 'aborted':
+        c.aborted++;
+        break;
+      case 'stopped':
+        c.stopped++;
+        break;
+      case 'error':
+        c.error++;
+        break;
+      case 'ok':
+        break;
+    }
+  }
+
+  /** Rejects a request that was never queued. */
+  #refuse(error: Error, outcome: RequestOutcome): Promise<never> {
+    this.#count(outcome);
+    if (this.#o.observer?.onRequest !== undefined) {
+      this.#emit('onRequest', { host: this.#o.name, outcome, rows: 0, queueMs: 0, runMs: 0, totalMs: 0 });
+    }
+    return Promise.reject(error);
+  }
+
+  #refuseStopped(): Promise<never> {
+    return this.#refuse(new HostStoppedError(`${this.#o.name}: the host is stopped (or stopping) and accepts no new requests`), 'stopped');
+  }
+
+  #emit<K extends 'onBatch' | 'onRequest'>(method: K, event: Parameters<NonNullable<NonNullable<ResolvedOptions['observer']>[K]>>[0]): void {
+    const observer = this.#o.observer;
+    try {
+      (observer?.[method] as ((e: typeof event) => void) | undefined)?.call(observer, event);
+    } catch (e) {
+      if (!warnedObserver) {
+        warnedObserver = true;
+        process.emitWarning(`microbatch: an observer's ${method} threw (${toError(e, 'observer').message}); the host carries on`);
+      }
+    }
+  }
+
+  #isIdle(): boolean {
+    return this.#queue.size === 0 && this.#inFlight === 0;
+  }
+
+  #notifyIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** Checks one call's options; returns the error to reject with, if any. */
+function checkRequestOptions(name: string, options: RequestOptions): Error | undefined {
+  const where = `${name}.inference`;
+  try {
+    if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
+    rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
+    if (options.timeoutMs !== undefined) {
+      const t = options.timeoutMs;
+      if (typeof t !== 'number' || Number.isNaN(t)) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t);
+      if (t <= 0) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t, RangeError);
+    }
+    if (options.priority !== undefined && (typeof options.priority !== 'number' || !Number.isFinite(options.priority))) {
+      fail(where, 'priority', 'a finite number (larger runs first)', options.priority);
+    }
+    const s = options.signal;
+    if (s !== undefined && (typeof s !== 'object' || s === null || typeof s.addEventListener !== 'function' || typeof s.aborted !== 'boolean')) {
+      fail(where, 'signal', 'an AbortSignal', s);
+    }
+  } catch (e) {
+    return e as Error;
+  }
+  return undefined;
+}
+
+function fmt(ms: number): string {
+  return Number.isInteger(ms) ? String(ms) : ms.toFixed(1);
+}

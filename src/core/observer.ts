@@ -1,0 +1,70 @@
+import type { ReleaseReason } from './policy';
+
+/** What happened in one released batch (all times in milliseconds). */
+export interface BatchEvent {
+  /** The host's `name`. */
+  readonly host: string;
+  /** Rows in the batch. */
+  readonly rows: number;
+  /** Requests in the batch. */
+  readonly requests: number;
+  /** Why the batch was released. */
+  readonly reason: ReleaseReason;
+  /** Queue wait of the oldest request in the batch. */
+  readonly queueWaitOldestMs: number;
+  /** Mean queue wait of the batch's requests. */
+  readonly queueWaitMeanMs: number;
+  /** Time spent in the batcher's `partition` and `merge`. */
+  readonly mergeMs: number;
+  /** Time spent in the batch function. */
+  readonly runMs: number;
+  /** Time spent in the batcher's `split` and result checks. */
+  readonly splitMs: number;
+  /** Calls of the batch function (more than 1 with groups, or when `isolateErrors` bisects). */
+  readonly modelCalls: number;
+  /** Fraction of the batch's input elements that were padding (0 without a padding batcher). */
+  readonly paddingWaste: number;
+  /** Requests answered with a value. */
+  readonly succeeded: number;
+  /** Requests rejected by this batch (errors, per-item errors, contract breaks). */
+  readonly failed: number;
+}
+
+/** How a request ended. */
+export type RequestOutcome = 'ok' | 'error' | 'timeout' | 'aborted' | 'queue-full' | 'stopped' | 'shed';
+
+/** What happened to one request (all times in milliseconds). */
+export interface RequestEvent {
+  /** The host's `name`. */
+  readonly host: string;
+  /** How it ended. */
+  readonly outcome: RequestOutcome;
+  /** Rows it carried. */
+  readonly rows: number;
+  /** Time from `inference()` until its batch started (or until it ended, if it never ran). */
+  readonly queueMs: number;
+  /** Time from its batch's start until it was settled (0 if it never ran). */
+  readonly runMs: number;
+  /** Time from `inference()` until it was settled. */
+  readonly totalMs: number;
+}
+
+/**
+ * Receives a host's reports. Every method is optional and is called synchronously on the host's
+ * thread, so keep it cheap; an observer that throws is reported once with `process.emitWarning`
+ * and never disturbs the host.
+ *
+ * @example
+ * ```ts
+ * const host = new ModelHost(fn, {
+ *   maxBatchSize: 32,
+ *   observer: { onBatch: (b) => console.log(`${b.rows} rows (${b.reason}) in ${b.runMs.toFixed(1)} ms`) },
+ * });
+ * ```
+ */
+export interface HostObserver {
+  /** After every released batch has settled its requests. */
+  onBatch?(event: BatchEvent): void;
+  /** After every request is settled, whichever way. */
+  onRequest?(event: RequestEvent): void;
+}

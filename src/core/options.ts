@@ -1,0 +1,252 @@
+import type { Batcher } from './batcher';
+import type { Clock } from './clock';
+import { systemClock } from './clock';
+import { describe } from './describe';
+import type { HostObserver } from './observer';
+import type { ReleasePolicy } from './policy';
+import { greedyPolicy } from './policy';
+
+/**
+ * Options shared by every entry point (`ModelHost`, `Proxy`, `@batching`, `createHost`). Only
+ * `maxBatchSize` is required.
+ *
+ * @typeParam In - one request's input.
+ * @typeParam Out - one request's result.
+ * @typeParam Batch - what the batch function receives (an array of inputs by default).
+ * @typeParam BatchOut - what the batch function returns (an array of results by default).
+ */
+export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = ReadonlyArray<Out | Error>> {
+  /**
+   * Most rows in one batch. Rows, not requests: a request that carries several rows (see the
+   * batcher's `rows`) counts all of them, and one with more rows than this is rejected.
+   * @example `maxBatchSize: 32`
+   */
+  maxBatchSize: number;
+  /**
+   * How long a free model may wait for a fuller batch, counted from the oldest waiting request and
+   * never restarted by later arrivals. `0` never waits for a timer: a lone request runs at once, and
+   * a backlog still drains in full batches.
+   * @default 0
+   */
+  maxDelayMs?: number;
+  /**
+   * Batches that may run at the same time (an inline model usually wants 1; a pool of N workers, N).
+   * @default 1
+   */
+  maxConcurrentBatches?: number;
+  /**
+   * Most requests waiting in the queue (not counting running ones). Past it `inference()` rejects
+   * at once with `QueueFullError`.
+   * @default Infinity
+   */
+  maxQueueSize?: number;
+  /**
+   * Default per-request time limit in milliseconds, from `inference()` to the answer. A request
+   * still queued when it elapses leaves the queue; one already running is rejected and its result
+   * discarded. Each call may override it. `Infinity` means no limit.
+   * @default Infinity
+   */
+  timeoutMs?: number;
+  /**
+   * Time limit for one batch function call. When it elapses the batch's requests are rejected with
+   * `DeadlineExceededError` (reason `'batch-timeout'`), the slot is freed, and a late result is
+   * ignored. `Infinity` means no limit.
+   * @default Infinity
+   */
+  batchTimeoutMs?: number;
+  /**
+   * When to release a batch: `'greedy'` (work-conserving, see {@link greedyPolicy}) or your own
+   * {@link ReleasePolicy}.
+   * @default 'greedy'
+   */
+  policy?: 'greedy' | ReleasePolicy;
+  /**
+   * How requests are merged into the batch function's input and its output split back.
+   * @default new ListBatcher()
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  batcher?: Batcher<In, Out, Batch, BatchOut, any>;
+  /**
+   * When the batch function throws, re-run the batch in halves to find the items that fail alone,
+   * reject only those, and answer the rest. The batch function must then be free of side effects,
+   * since good items run more than once.
+   * @default false
+   */
+  isolateErrors?: boolean;
+  /**
+   * Name used in error messages and reports.
+   * @default 'microbatch'
+   */
+  name?: string;
+  /**
+   * Receives a report for every batch and every request.
+   * @default none
+   */
+  observer?: HostObserver;
+  /**
+   * Source of time, injectable for tests.
+   * @default systemClock
+   */
+  clock?: Clock;
+}
+
+/** Options of one `inference()` call. */
+export interface RequestOptions {
+  /** Aborting it rejects the request with `AbortError` (cause: `signal.reason`). */
+  signal?: AbortSignal;
+  /**
+   * Time limit for this request in milliseconds, overriding the host's `timeoutMs`.
+   * @default the host's `timeoutMs`
+   */
+  timeoutMs?: number;
+  /**
+   * Larger numbers run first; FIFO within a level.
+   * @default 0
+   */
+  priority?: number;
+}
+
+/**
+ * The options a host can change while it runs (`host.configure()`); they apply from the next batch.
+ */
+export type TunableOptions = Pick<
+  HostOptions<unknown, unknown>,
+  'maxBatchSize' | 'maxDelayMs' | 'maxConcurrentBatches' | 'maxQueueSize' | 'timeoutMs' | 'batchTimeoutMs'
+>;
+
+/** Options after defaults and validation. @internal */
+export interface ResolvedOptions {
+  maxBatchSize: number;
+  maxDelayMs: number;
+  maxConcurrentBatches: number;
+  maxQueueSize: number;
+  timeoutMs: number;
+  batchTimeoutMs: number;
+  policy: ReleasePolicy;
+  isolateErrors: boolean;
+  name: string;
+  observer: HostObserver | undefined;
+  clock: Clock;
+}
+
+const TUNABLE_KEYS = [
+  'maxBatchSize',
+  'maxDelayMs',
+  'maxConcurrentBatches',
+  'maxQueueSize',
+  'timeoutMs',
+  'batchTimeoutMs',
+] as const;
+
+/** Every key `HostOptions` knows, for the unknown-key check. @internal */
+export const HOST_OPTION_KEYS: readonly string[] = [
+  ...TUNABLE_KEYS,
+  'policy',
+  'batcher',
+  'isolateErrors',
+  'name',
+  'observer',
+  'clock',
+];
+
+/** @internal */
+export function fail(where: string, key: string, expected: string, got: unknown, Err = TypeError): never {
+  throw new Err(`${where}: expected \`${key}\` to be ${expected}, got ${describe(got)}`);
+}
+
+function positiveInteger(where: string, key: string, value: unknown, allowInfinity: boolean): number {
+  if (typeof value !== 'number') fail(where, key, 'an integer from 1 and up', value);
+  if (allowInfinity && value === Infinity) return value;
+  if (!Number.isInteger(value) || value < 1) {
+    fail(where, key, `an integer from 1 and up${allowInfinity ? ' (or Infinity)' : ''}`, value, RangeError);
+  }
+  return value;
+}
+
+/** @internal */
+export function checkMs(where: string, key: string, value: unknown, min: 'zero' | 'positive'): number {
+  const expected = min === 'zero' ? 'a number of milliseconds >= 0' : 'a number of milliseconds > 0 (or Infinity)';
+  if (typeof value !== 'number' || Number.isNaN(value)) fail(where, key, expected, value);
+  if (min === 'zero' ? value < 0 || value === Infinity : value <= 0) fail(where, key, expected, value, RangeError);
+  return value;
+}
+
+/** Checks the options `configure()` may change; returns them with defaults filled from `base`. @internal */
+export function resolveTunable(where: string, options: Partial<TunableOptions>, base: TunableOptions): Required<TunableOptions> {
+  const merged = { ...base, ...stripUndefined(options) } as Required<TunableOptions>;
+  return {
+    maxBatchSize: positiveInteger(where, 'maxBatchSize', merged.maxBatchSize, false),
+    maxDelayMs: checkMs(where, 'maxDelayMs', merged.maxDelayMs, 'zero'),
+    maxConcurrentBatches: positiveInteger(where, 'maxConcurrentBatches', merged.maxConcurrentBatches, false),
+    maxQueueSize: positiveInteger(where, 'maxQueueSize', merged.maxQueueSize, true),
+    timeoutMs: checkMs(where, 'timeoutMs', merged.timeoutMs, 'positive'),
+    batchTimeoutMs: checkMs(where, 'batchTimeoutMs', merged.batchTimeoutMs, 'positive'),
+  };
+}
+
+/** The defaults of every optional tunable. @internal */
+export const TUNABLE_DEFAULTS: Omit<Required<TunableOptions>, 'maxBatchSize'> = {
+  maxDelayMs: 0,
+  maxConcurrentBatches: 1,
+  maxQueueSize: Infinity,
+  timeoutMs: Infinity,
+  batchTimeoutMs: Infinity,
+};
+
+/** Rejects keys a host does not know, naming the known ones (catches `maxBatchsize` typos). @internal */
+export function rejectUnknownKeys(where: string, options: object, known: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
+    }
+  }
+}
+
+/** Validates host options and fills in defaults. @internal */
+export function resolveOptions(where: string, options: unknown): ResolvedOptions {
+  if (typeof options === 'number') options = { maxBatchSize: options };
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    fail(where, 'options', 'an object with at least `maxBatchSize` (or a number: the maxBatchSize)', options);
+  }
+  const o = options as HostOptions<unknown, unknown>;
+  rejectUnknownKeys(where, o, HOST_OPTION_KEYS);
+  if (o.maxBatchSize === undefined) fail(where, 'maxBatchSize', 'an integer from 1 and up (it is required)', undefined);
+  const tunable = resolveTunable(where, o, { maxBatchSize: o.maxBatchSize, ...TUNABLE_DEFAULTS });
+
+  let policy: ReleasePolicy = greedyPolicy;
+  if (o.policy !== undefined && o.policy !== 'greedy') {
+    if (typeof o.policy !== 'object' || o.policy === null || typeof (o.policy as ReleasePolicy).decide !== 'function') {
+      fail(where, 'policy', "'greedy' or an object with a decide(view) method", o.policy);
+    }
+    policy = o.policy;
+  }
+  if (o.isolateErrors !== undefined && typeof o.isolateErrors !== 'boolean') fail(where, 'isolateErrors', 'a boolean', o.isolateErrors);
+  if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
+  if (o.observer !== undefined && (typeof o.observer !== 'object' || o.observer === null)) {
+    fail(where, 'observer', 'an object with optional onBatch/onRequest methods', o.observer);
+  }
+  const clock = o.clock ?? systemClock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
+    fail(where, 'clock', 'an object with now(), setTimer() and clearTimer()', o.clock);
+  }
+  if (o.batcher !== undefined) {
+    const b = o.batcher as Partial<Batcher<unknown, unknown>> | null;
+    if (typeof b !== 'object' || b === null || typeof b.merge !== 'function' || typeof b.split !== 'function') {
+      fail(where, 'batcher', 'an object with merge(items) and split(output, ctx) methods', o.batcher);
+    }
+  }
+  return {
+    ...tunable,
+    policy,
+    isolateErrors: o.isolateErrors ?? false,
+    name: o.name ?? 'microbatch',
+    observer: o.observer,
+    clock,
+  };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}

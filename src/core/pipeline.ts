@@ -1,0 +1,135 @@
+import type { Batcher } from './batcher';
+import { toError } from './describe';
+import { BatchSizeMismatchError } from './errors';
+
+/** Marks a result slot the pipeline has not filled yet (a result may legitimately be `undefined`). */
+const UNSET: unique symbol = Symbol('unset');
+
+/** What running one released batch produced. @internal */
+export interface PipelineResult<Out> {
+  /** One entry per item, in order. */
+  readonly results: Array<Out | Error>;
+  readonly mergeMs: number;
+  readonly runMs: number;
+  readonly splitMs: number;
+  readonly modelCalls: number;
+  /** Row-weighted mean padding fraction over the model calls. */
+  readonly padding: number;
+}
+
+/** @internal */
+export interface PipelineConfig<In, Out, Batch, BatchOut> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  readonly batcher: Batcher<In, Out, Batch, BatchOut, any>;
+  readonly run: (batch: Batch) => BatchOut | PromiseLike<BatchOut>;
+  readonly isolateErrors: boolean;
+  readonly now: () => number;
+  readonly name: string;
+}
+
+/**
+ * Runs the items of one released batch through the batcher and the batch function: partition into
+ * groups, then per group merge, run, split and check the result count. Never throws: every failure
+ * becomes the Error of the items it concerns, so no caller is left unanswered.
+ *
+ * With `isolateErrors`, a group whose merge or batch function throws is re-run in halves until the
+ * failing items are alone. Contract breaks (wrong result count, a split that throws) are not
+ * bisected: they are the batch function's fault, not an item's.
+ * @internal
+ */
+export async function runPipeline<In, Out, Batch, BatchOut>(
+  cfg: PipelineConfig<In, Out, Batch, BatchOut>,
+  items: readonly In[],
+): Promise<PipelineResult<Out>> {
+  const results = new Array<Out | Error | typeof UNSET>(items.length).fill(UNSET);
+  const t = { mergeMs: 0, runMs: 0, splitMs: 0, modelCalls: 0, paddedRows: 0, rows: 0 };
+  const { batcher, now } = cfg;
+
+  const runGroup = async (indexes: readonly number[] | undefined, groupItems: readonly In[]): Promise<void> => {
+    const assignAll = (error: Error): void => {
+      for (let i = 0; i < groupItems.length; i++) results[indexes ? (indexes[i] as number) : i] = error;
+    };
+    const bisectOr = async (error: Error): Promise<void> => {
+      if (!cfg.isolateErrors || groupItems.length < 2) return assignAll(error);
+      const mid = groupItems.length >> 1;
+      const all = indexes ?? groupItems.map((_, i) => i);
+      await runGroup(all.slice(0, mid), groupItems.slice(0, mid));
+      await runGroup(all.slice(mid), groupItems.slice(mid));
+    };
+
+    let start = now();
+    let merged;
+    try {
+      merged = batcher.merge(groupItems);
+    } catch (e) {
+      t.mergeMs += now() - start;
+      return bisectOr(toError(e, 'The batcher\'s merge'));
+    }
+    t.mergeMs += now() - start;
+
+    start = now();
+    let output: BatchOut;
+    t.modelCalls++;
+    try {
+      output = await cfg.run(merged.batch);
+    } catch (e) {
+      t.runMs += now() - start;
+      return bisectOr(toError(e, 'The batch function'));
+    }
+    t.runMs += now() - start;
+    t.rows += groupItems.length;
+    t.paddedRows += (merged.padding ?? 0) * groupItems.length;
+
+    start = now();
+    try {
+      const split = batcher.split(output, merged.ctx);
+      if (!Array.isArray(split) || split.length !== groupItems.length) {
+        const got = Array.isArray(split) ? split.length : 0;
+        throw new BatchSizeMismatchError(
+          `${cfg.name}: the batch function must return one result (or Error) per item, in item order; ` +
+            `expected ${groupItems.length} results for ${groupItems.length} items, got ${Array.isArray(split) ? got : 'a non-array'}`,
+          groupItems.length,
+          got,
+        );
+      }
+      for (let i = 0; i < split.length; i++) results[indexes ? (indexes[i] as number) : i] = split[i] as Out | Error;
+    } catch (e) {
+      assignAll(toError(e, 'The batcher\'s split'));
+    }
+    t.splitMs += now() - start;
+  };
+
+  let groups: ReadonlyArray<ReadonlyArray<number>> | undefined;
+  if (batcher.partition !== undefined) {
+    const start = now();
+    try {
+      const partition = batcher.partition(items);
+      for (const { index, error } of partition.rejected ?? []) results[index] = error;
+      groups = partition.groups;
+    } catch (e) {
+      results.fill(toError(e, 'The batcher\'s partition'));
+      groups = [];
+    }
+    t.mergeMs += now() - start;
+  }
+
+  if (groups === undefined) {
+    await runGroup(undefined, items);
+  } else {
+    for (const group of groups) await runGroup(group, group.map((i) => items[i] as In));
+  }
+
+  for (let i = 0; i < results.length; i++) {
+    if (results[i] === UNSET) {
+      results[i] = new Error(`${cfg.name}: the batcher's partition placed item ${i} in no group and did not reject it`);
+    }
+  }
+  return {
+    results: results as Array<Out | Error>,
+    mergeMs: t.mergeMs,
+    runMs: t.runMs,
+    splitMs: t.splitMs,
+    modelCalls: t.modelCalls,
+    padding: t.rows > 0 ? t.paddedRows / t.rows : 0,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Why a batch was released, as reported to observers:
+ * - `'full'`: `maxBatchSize` rows were waiting;
+ * - `'idle'`: a batch slot was free and the policy chose not to wait (work-conserving);
+ * - `'timer'`: the `maxDelayMs` window, counted from the oldest waiting request, closed;
+ * - `'deadline'`: waiting longer would have cost a queued request its deadline;
+ * - `'drain'`: the host is stopping and answers everything it accepted.
+ */
+export type ReleaseReason = 'full' | 'idle' | 'timer' | 'deadline' | 'drain';
+
+/**
+ * What a policy sees when the host asks whether to release a batch. All times are clock
+ * milliseconds. Read-only: a policy decides, the host acts.
+ */
+export interface QueueView {
+  /** The clock's current reading. */
+  readonly now: number;
+  /** Rows of the waiting requests. */
+  readonly queuedRows: number;
+  /** Number of waiting requests. */
+  readonly queuedRequests: number;
+  /** Enqueue time of the oldest waiting request. */
+  readonly oldestEnqueuedAt: number;
+  /** Earliest deadline among waiting requests (`Infinity` if none). Computed on demand. */
+  earliestDeadline(): number;
+  /** Batches running now. */
+  readonly inFlight: number;
+  /** Batch slots free now (`maxConcurrentBatches - inFlight`, at least 1 when asked). */
+  readonly freeSlots: number;
+  /** True while `stop({ drain: true })` is answering what was accepted (the host then releases without asking). */
+  readonly draining: boolean;
+  /** The host's current limits. */
+  readonly maxBatchSize: number;
+  /** The host's current batching window. */
+  readonly maxDelayMs: number;
+}
+
+/** A policy's answer: release a batch of at most `maxRows` rows now, or wait. */
+export type ReleaseDecision =
+  | { readonly release: true; readonly maxRows: number; readonly reason: ReleaseReason }
+  | {
+      readonly release: false;
+      /** Ask again at this clock time (a new arrival or a finished batch also asks again). */
+      readonly wakeAt?: number;
+    };
+
+/** What a finished batch tells a learning policy. */
+export interface BatchOutcome {
+  /** Rows in the batch. */
+  readonly rows: number;
+  /** Requests in the batch. */
+  readonly requests: number;
+  /** Milliseconds the batch function ran (merge and split excluded). */
+  readonly runMs: number;
+  /** False if the batch function threw. */
+  readonly ok: boolean;
+}
+
+/**
+ * Decides when a batch is released and how big it may be. The host asks only when a request is
+ * waiting and a batch slot is free. Implementations must be pure functions of the view (plus their
+ * own learned state) so they can be unit tested with a {@link ManualClock}.
+ *
+ * @example
+ * ```ts
+ * // Release only full batches, or whatever waits after 20 ms.
+ * const patient: ReleasePolicy = {
+ *   name: 'patient',
+ *   decide: (q) =>
+ *     q.queuedRows >= q.maxBatchSize || q.now - q.oldestEnqueuedAt >= 20
+ *       ? { release: true, maxRows: q.maxBatchSize, reason: 'timer' }
+ *       : { release: false, wakeAt: q.oldestEnqueuedAt + 20 },
+ * };
+ * ```
+ */
+export interface ReleasePolicy {
+  /** Shown in errors and reports. */
+  readonly name: string;
+  /**
+   * Called with a non-empty queue and at least one free slot. A policy that answers
+   * `{ release: false }` without `wakeAt` is asked again only on the next arrival or finished batch.
+   */
+  decide(view: QueueView): ReleaseDecision;
+  /** Told about every finished batch (learning policies use it; others may omit it). */
+  observe?(outcome: BatchOutcome): void;
+}
+
+/**
+ * The default policy: work-conserving. With a free slot and requests waiting it releases at once
+ * with everything queued (up to `maxBatchSize` rows). `maxDelayMs > 0` opts into waiting, counted
+ * from the oldest waiting request, for a fuller batch; the wait ends early when the batch is full,
+ * or when a waiting request's deadline falls inside the window.
+ */
+export const greedyPolicy: ReleasePolicy = {
+  name: 'greedy',
+  decide(q: QueueView): ReleaseDecision {
+    const maxRows = q.maxBatchSize;
+    if (q.queuedRows >= maxRows) return { release: true, maxRows, reason: 'full' };
+    if (q.maxDelayMs <= 0) return { release: true, maxRows, reason: 'idle' };
+    const windowEnd = q.oldestEnqueuedAt + q.maxDelayMs;
+    if (q.now >= windowEnd) return { release: true, maxRows, reason: 'timer' };
+    // Waiting past a request's deadline would only fail it: run now instead.
+    if (q.earliestDeadline() <= windowEnd) return { release: true, maxRows, reason: 'deadline' };
+    return { release: false, wakeAt: windowEnd };
+  },
+};

@@ -1,0 +1,161 @@
+import { RequestState } from './request';
+
+/** What the queue needs to know about an entry. */
+export interface Queueable {
+  readonly rows: number;
+  readonly priority: number;
+  readonly enqueuedAt: number;
+  readonly deadline: number;
+  state: RequestState;
+}
+
+/** Array-backed FIFO with an advancing head; compacts once the dead prefix dominates. */
+class Fifo<T> {
+  #items: T[] = [];
+  #head = 0;
+
+  get isEmpty(): boolean {
+    return this.#head === this.#items.length;
+  }
+  push(value: T): void {
+    this.#items.push(value);
+  }
+  peek(): T | undefined {
+    return this.#items[this.#head];
+  }
+  shift(): void {
+    this.#head++;
+    if (this.#head === this.#items.length) {
+      this.#items.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i] as T;
+  }
+}
+
+interface Level<T> {
+  readonly priority: number;
+  readonly fifo: Fifo<T>;
+}
+
+/**
+ * Waiting requests: higher `priority` first, FIFO within a level. Removal (abort, timeout) is lazy:
+ * the owner marks the entry not-queued and calls {@link RequestQueue.discard}; the entry is skipped
+ * when it reaches the head. `size` and `rows` count live entries only.
+ * @internal
+ */
+export class RequestQueue<T extends Queueable> {
+  /** Sorted by priority, highest first. Nearly always a single level. */
+  #levels: Level<T>[] = [];
+  #size = 0;
+  #rows = 0;
+
+  /** Live (still queued) requests. */
+  get size(): number {
+    return this.#size;
+  }
+  /** Rows of the live requests. */
+  get rows(): number {
+    return this.#rows;
+  }
+
+  push(entry: T): void {
+    this.#level(entry.priority).fifo.push(entry);
+    this.#size++;
+    this.#rows += entry.rows;
+  }
+
+  /** Accounts for an entry that left the queue early; the caller has already changed its state. */
+  discard(entry: T): void {
+    this.#size--;
+    this.#rows -= entry.rows;
+  }
+
+  /**
+   * Removes and returns live entries in priority order while their rows fit in `maxRows`. Stops at
+   * the first entry that does not fit, so a large request is never overtaken by smaller ones.
+   */
+  take(maxRows: number): T[] {
+    const out: T[] = [];
+    let rows = 0;
+    for (const level of this.#levels) {
+      const fifo = level.fifo;
+      for (let e = this.#liveHead(fifo); e !== undefined; e = this.#liveHead(fifo)) {
+        if (rows + e.rows > maxRows) return this.#took(out, rows);
+        fifo.shift();
+        out.push(e);
+        rows += e.rows;
+      }
+    }
+    return this.#took(out, rows);
+  }
+
+  /** Enqueue time of the oldest live entry (across priority levels), or `undefined` if empty. */
+  oldestEnqueuedAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const level of this.#levels) {
+      const head = this.#liveHead(level.fifo);
+      if (head !== undefined && (oldest === undefined || head.enqueuedAt < oldest)) oldest = head.enqueuedAt;
+    }
+    return oldest;
+  }
+
+  /** Earliest deadline among live entries (`Infinity` if none has one). O(size). */
+  earliestDeadline(): number {
+    let earliest = Infinity;
+    for (const e of this.live()) if (e.deadline < earliest) earliest = e.deadline;
+    return earliest;
+  }
+
+  /** Live entries in priority order (does not remove them). */
+  *live(): IterableIterator<T> {
+    for (const level of this.#levels) {
+      for (const e of level.fifo) if (e.state === RequestState.Queued) yield e;
+    }
+  }
+
+  /** Removes and returns every live entry. */
+  clear(): T[] {
+    const all = [...this.live()];
+    this.#levels = [];
+    this.#size = 0;
+    this.#rows = 0;
+    return all;
+  }
+
+  #took(out: T[], rows: number): T[] {
+    this.#size -= out.length;
+    this.#rows -= rows;
+    return out;
+  }
+
+  #liveHead(fifo: Fifo<T>): T | undefined {
+    let head = fifo.peek();
+    while (head !== undefined && head.state !== RequestState.Queued) {
+      fifo.shift();
+      head = fifo.peek();
+    }
+    return head;
+  }
+
+  #level(priority: number): Level<T> {
+    const levels = this.#levels;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i] as Level<T>;
+      if (level.priority === priority) return level;
+      if (level.priority < priority) {
+        const created = { priority, fifo: new Fifo<T>() };
+        levels.splice(i, 0, created);
+        return created;
+      }
+    }
+    const created = { priority, fifo: new Fifo<T>() };
+    levels.push(created);
+    return created;
+  }
+}
