@@ -4,8 +4,8 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    // Type checking is done once by `tsc` in `npm test` (faster than per-file checks here).
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
+    // tsconfig's isolatedModules makes ts-jest transpile only; `npm test` type-checks once with tsc.
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },
   setupFiles: ['reflect-metadata'],
   testTimeout: 20000,

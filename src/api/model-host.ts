@@ -124,7 +124,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     options: HostOptions<In, Out, Batch, BatchOut> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
   );
   constructor(batchFn: unknown, options: unknown) {
-    const where = `${new.target.name === 'ModelHost' ? 'ModelHost' : new.target.name}`;
+    // Name errors after the host when it has a usable name (a Proxy passes its class name).
+    const named = (options as { name?: unknown } | null)?.name;
+    const where = typeof named === 'string' && named !== '' ? named : new.target.name;
     if (typeof batchFn === 'function') {
       this.#executor = { run: batchFn as BatchFunction<Batch, BatchOut> };
     } else if (typeof batchFn === 'object' && batchFn !== null && typeof (batchFn as Executor<Batch, BatchOut>).run === 'function') {

@@ -41,7 +41,8 @@ export abstract class Proxy<In, Out, Batch = readonly In[], BatchOut = ReadonlyA
   /** @param options - limits and behaviour; a number is shorthand for `{ maxBatchSize }`. */
   constructor(options: number | ProxyOptions<In, Out, Batch, BatchOut>) {
     const o = typeof options === 'number' ? { maxBatchSize: options } : options;
-    const named = o !== null && typeof o === 'object' && o.name === undefined ? { ...o, name: new.target.name } : o;
+    // Name the host after the subclass, so errors say which model they came from.
+    const named = o !== null && typeof o === 'object' && o.name === undefined ? { ...o, name: new.target.name || 'Proxy' } : o;
     this.#host = new ModelHost<In, Out, Batch, BatchOut>(
       (batch: Batch) => this._inference(batch),
       named as HostOptions<In, Out, Batch, BatchOut> & { batcher: Batcher<In, Out, Batch, BatchOut> },
