@@ -24,8 +24,17 @@ export {
   QueueFullError,
 } from './core/errors';
 export type { DeadlineReason } from './core/errors';
+export { CHANNELS } from './core/observer';
 export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome } from './core/observer';
 export type { HostOptions, RequestOptions, TunableOptions } from './core/options';
 export { greedyPolicy } from './core/policy';
-export type { BatchOutcome, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './core/policy';
+export type {
+  BatchOutcome,
+  LatencyModelView,
+  QueuedRequestInfo,
+  QueueView,
+  ReleaseDecision,
+  ReleasePolicy,
+  ReleaseReason,
+} from './core/policy';
 export type { BatchFunction, Executor } from './executors/executor';

@@ -3,11 +3,12 @@ import type { Batcher } from '../core/batcher';
 import type { TimerHandle } from '../core/clock';
 import { describe, isError, toError } from '../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
-import type { RequestOutcome } from '../core/observer';
+import { channel } from 'node:diagnostics_channel';
+import { CHANNELS, type RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
 import { fail, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
 import { runPipeline, type PipelineConfig } from '../core/pipeline';
-import type { QueueView, ReleaseDecision, ReleaseReason } from '../core/policy';
+import type { LatencyModelView, QueuedRequestInfo, QueueView, ReleaseDecision, ReleaseReason } from '../core/policy';
 import { PendingRequest, RequestState } from '../core/request';
 import { RequestQueue } from '../core/request-queue';
 import type { BatchFunction, Executor } from '../executors/executor';
@@ -56,6 +57,9 @@ export interface StopOptions {
 type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
 
 const resolved = Promise.resolve();
+const EMPTY: readonly unknown[] = Object.freeze([]);
+const batchChannel = channel(CHANNELS.batch);
+const requestChannel = channel(CHANNELS.request);
 let warnedObserver = false;
 let warnedPolicy = false;
 
@@ -157,8 +161,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   /** Current limits (after `configure()`). */
   get options(): Readonly<Required<TunableOptions>> {
-    const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, batchTimeoutMs } = this.#o;
-    return { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, batchTimeoutMs };
+    const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs } = this.#o;
+    return { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs };
+  }
+
+  /** What the release policy has learned about run time (`undefined` for policies that do not learn). */
+  get latencyModel(): LatencyModelView | undefined {
+    return this.#o.policy.latencyModel;
   }
 
   /** A snapshot of the host's counters. */
@@ -236,6 +245,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       req.onAbort = () => this.#onAbort(req);
       signal.addEventListener('abort', req.onAbort, { once: true });
     }
+    if (o.observer?.captureContext !== undefined) req.context = this.#capture(o.observer.captureContext);
     this.#queue.push(req);
     this.#schedule();
     return promise;
@@ -368,6 +378,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const queue = this.#queue;
     while (queue.size > 0 && this.#inFlight < o.maxConcurrentBatches) {
       const decision = this.#decide();
+      if (decision.shed !== undefined && decision.shed.length > 0) this.#shed(decision.shed);
       if (!decision.release) {
         if (decision.wakeAt !== undefined) this.#setWake(decision.wakeAt);
         return;
@@ -376,6 +387,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       // A policy that allows fewer rows than the head request carries must not stall the queue.
       if (batch.length === 0) batch = queue.take(o.maxBatchSize);
       this.#clearWake();
+      if (batch.length === 0) return; // everything waiting was just shed
       this.#run(batch, decision.reason);
     }
   }
@@ -397,6 +409,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       draining: false,
       maxBatchSize: o.maxBatchSize,
       maxDelayMs: o.maxDelayMs,
+      maxLatencyMs: o.maxLatencyMs,
+      requests: () => queue.live(),
     };
     try {
       return o.policy.decide(view);
@@ -407,6 +421,29 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       }
       return { release: true, maxRows: o.maxBatchSize, reason: 'idle' };
     }
+  }
+
+  #shed(requests: ReadonlyArray<QueuedRequestInfo>): void {
+    const o = this.#o;
+    const now = o.clock.now();
+    for (const info of requests) {
+      const r = info as PendingRequest<In, Out>;
+      if (!(r instanceof PendingRequest) || r.state !== RequestState.Queued) continue;
+      this.#queue.discard(r);
+      const waited = now - r.enqueuedAt;
+      this.#reject(
+        r,
+        new DeadlineExceededError(
+          `${o.name}: shed by prediction after ${fmt(waited)} ms in the queue: the '${o.policy.name}' policy predicted ` +
+            'it could not finish within its latency budget (maxLatencyMs or timeoutMs); it never ran',
+          'shed',
+          'queued',
+          waited,
+        ),
+        'shed',
+      );
+    }
+    this.#notifyIdle();
   }
 
   #setWake(at: number): void {
@@ -482,6 +519,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     runPipeline(this.#pipeline, items).then(
       (result) => {
         if (finished) return;
+        // Read before settling: settling clears each request's context.
+        const contexts = o.observer?.captureContext !== undefined ? batch.map((r) => r.context) : EMPTY;
         let succeeded = 0;
         for (let i = 0; i < batch.length; i++) {
           const value = result.results[i];
@@ -491,7 +530,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         }
         o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
         const observer = o.observer;
-        if (observer?.onBatch !== undefined) {
+        if (observer?.onBatch !== undefined || batchChannel.hasSubscribers) {
           let waitSum = 0;
           for (const r of batch) waitSum += startedAt - r.enqueuedAt;
           this.#emit('onBatch', {
@@ -508,6 +547,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
             paddingWaste: result.padding,
             succeeded,
             failed: batch.length - succeeded,
+            queued: this.#queue.size,
+            startedAt,
+            contexts,
           });
         }
         finish();
@@ -567,7 +609,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (r.state === RequestState.Settled) return false;
     this.#cleanup(r);
     r.resolve(value);
-    if (this.#o.observer?.onRequest !== undefined) this.#reportRequest(r, 'ok');
+    if (this.#o.observer?.onRequest !== undefined || requestChannel.hasSubscribers) this.#reportRequest(r, 'ok');
     return true;
   }
 
@@ -576,7 +618,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#cleanup(r);
     this.#count(outcome);
     r.reject(error);
-    if (this.#o.observer?.onRequest !== undefined) this.#reportRequest(r, outcome);
+    if (this.#o.observer?.onRequest !== undefined || requestChannel.hasSubscribers) this.#reportRequest(r, outcome);
   }
 
   #cleanup(r: PendingRequest<In, Out>): void {
@@ -588,6 +630,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       r.timer = undefined;
     }
     if (r.signal !== undefined && r.onAbort !== undefined) r.signal.removeEventListener('abort', r.onAbort);
+    r.context = undefined;
   }
 
   #reportRequest(r: PendingRequest<In, Out>, outcome: RequestOutcome): void {
@@ -629,7 +672,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   /** Rejects a request that was never queued. */
   #refuse(error: Error, outcome: RequestOutcome): Promise<never> {
     this.#count(outcome);
-    if (this.#o.observer?.onRequest !== undefined) {
+    if (this.#o.observer?.onRequest !== undefined || requestChannel.hasSubscribers) {
       this.#emit('onRequest', { host: this.#o.name, outcome, rows: 0, queueMs: 0, runMs: 0, totalMs: 0 });
     }
     return Promise.reject(error);
@@ -644,11 +687,25 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     try {
       (observer?.[method] as ((e: typeof event) => void) | undefined)?.call(observer, event);
     } catch (e) {
-      if (!warnedObserver) {
-        warnedObserver = true;
-        process.emitWarning(`microbatch: an observer's ${method} threw (${toError(e, 'observer').message}); the host carries on`);
-      }
+      this.#warnObserver(method, e);
     }
+    const ch = method === 'onBatch' ? batchChannel : requestChannel;
+    if (ch.hasSubscribers) ch.publish(event);
+  }
+
+  #capture(capture: () => unknown): unknown {
+    try {
+      return capture.call(this.#o.observer);
+    } catch (e) {
+      this.#warnObserver('captureContext', e);
+      return undefined;
+    }
+  }
+
+  #warnObserver(method: string, e: unknown): void {
+    if (warnedObserver) return;
+    warnedObserver = true;
+    process.emitWarning(`microbatch: an observer's ${method} threw (${toError(e, 'observer').message}); the host carries on`);
   }
 
   #isIdle(): boolean {

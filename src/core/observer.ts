@@ -28,6 +28,15 @@ export interface BatchEvent {
   readonly succeeded: number;
   /** Requests rejected by this batch (errors, per-item errors, contract breaks). */
   readonly failed: number;
+  /** Requests still waiting in the queue after this batch was released. */
+  readonly queued: number;
+  /** Clock time the batch started (the clock's scale: `performance.now()` by default). */
+  readonly startedAt: number;
+  /**
+   * What {@link HostObserver.captureContext} returned for each request of the batch, in order
+   * (empty when the observer does not capture). Tracing adapters link the batch span to these.
+   */
+  readonly contexts: readonly unknown[];
 }
 
 /** How a request ended. */
@@ -49,6 +58,9 @@ export interface RequestEvent {
   readonly totalMs: number;
 }
 
+/** The `node:diagnostics_channel` names a host publishes {@link BatchEvent}s and {@link RequestEvent}s on. */
+export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request' } as const;
+
 /**
  * Receives a host's reports. Every method is optional and is called synchronously on the host's
  * thread, so keep it cheap; an observer that throws is reported once with `process.emitWarning`
@@ -63,6 +75,12 @@ export interface RequestEvent {
  * ```
  */
 export interface HostObserver {
+  /**
+   * Called synchronously inside `inference()`, in the caller's async context; the value is kept
+   * with the request and handed back in {@link BatchEvent.contexts}. Tracing adapters return the
+   * active span context here.
+   */
+  captureContext?(): unknown;
   /** After every released batch has settled its requests. */
   onBatch?(event: BatchEvent): void;
   /** After every request is settled, whichever way. */

@@ -48,6 +48,13 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   timeoutMs?: number;
   /**
+   * Latency budget per request, queue wait plus run time, used by policies that predict run time
+   * (`policy: 'adaptive'`): they size batches to meet it and shed requests that cannot. It is a
+   * target, not a timeout: a request that runs late still gets its result. `Infinity` means none.
+   * @default Infinity
+   */
+  maxLatencyMs?: number;
+  /**
    * Time limit for one batch function call. When it elapses the batch's requests are rejected with
    * `DeadlineExceededError` (reason `'batch-timeout'`), the slot is freed, and a late result is
    * ignored. `Infinity` means no limit.
@@ -111,7 +118,7 @@ export interface RequestOptions {
  */
 export type TunableOptions = Pick<
   HostOptions<unknown, unknown>,
-  'maxBatchSize' | 'maxDelayMs' | 'maxConcurrentBatches' | 'maxQueueSize' | 'timeoutMs' | 'batchTimeoutMs'
+  'maxBatchSize' | 'maxDelayMs' | 'maxConcurrentBatches' | 'maxQueueSize' | 'timeoutMs' | 'maxLatencyMs' | 'batchTimeoutMs'
 >;
 
 /** Options after defaults and validation. @internal */
@@ -121,6 +128,7 @@ export interface ResolvedOptions {
   maxConcurrentBatches: number;
   maxQueueSize: number;
   timeoutMs: number;
+  maxLatencyMs: number;
   batchTimeoutMs: number;
   policy: ReleasePolicy;
   isolateErrors: boolean;
@@ -135,6 +143,7 @@ const TUNABLE_KEYS = [
   'maxConcurrentBatches',
   'maxQueueSize',
   'timeoutMs',
+  'maxLatencyMs',
   'batchTimeoutMs',
 ] as const;
 
@@ -180,6 +189,7 @@ export function resolveTunable(where: string, options: Partial<TunableOptions>, 
     maxConcurrentBatches: positiveInteger(where, 'maxConcurrentBatches', merged.maxConcurrentBatches, false),
     maxQueueSize: positiveInteger(where, 'maxQueueSize', merged.maxQueueSize, true),
     timeoutMs: checkMs(where, 'timeoutMs', merged.timeoutMs, 'positive'),
+    maxLatencyMs: checkMs(where, 'maxLatencyMs', merged.maxLatencyMs, 'positive'),
     batchTimeoutMs: checkMs(where, 'batchTimeoutMs', merged.batchTimeoutMs, 'positive'),
   };
 }
@@ -190,6 +200,7 @@ export const TUNABLE_DEFAULTS: Omit<Required<TunableOptions>, 'maxBatchSize'> = 
   maxConcurrentBatches: 1,
   maxQueueSize: Infinity,
   timeoutMs: Infinity,
+  maxLatencyMs: Infinity,
   batchTimeoutMs: Infinity,
 };
 

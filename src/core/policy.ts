@@ -33,16 +33,50 @@ export interface QueueView {
   readonly maxBatchSize: number;
   /** The host's current batching window. */
   readonly maxDelayMs: number;
+  /** The latency budget per request (queue + run), `Infinity` when none is set. */
+  readonly maxLatencyMs: number;
+  /** The waiting requests in queue order (priority, then FIFO). Computed on demand. */
+  requests(): Iterable<QueuedRequestInfo>;
 }
 
-/** A policy's answer: release a batch of at most `maxRows` rows now, or wait. */
+/** What a policy may know about one waiting request (pass it back in `shed` to reject it). */
+export interface QueuedRequestInfo {
+  /** Clock time it was queued. */
+  readonly enqueuedAt: number;
+  /** Clock time its `timeoutMs` runs out (`Infinity` if none). */
+  readonly deadline: number;
+  /** Its rows. */
+  readonly rows: number;
+  /** Its priority. */
+  readonly priority: number;
+}
+
+/**
+ * A policy's answer: release a batch of at most `maxRows` rows now, or wait. Either way it may
+ * shed waiting requests it predicts cannot meet their deadline: the host rejects them with
+ * `DeadlineExceededError` (reason `'shed'`) before anything else happens.
+ */
 export type ReleaseDecision =
-  | { readonly release: true; readonly maxRows: number; readonly reason: ReleaseReason }
+  | {
+      readonly release: true;
+      readonly maxRows: number;
+      readonly reason: ReleaseReason;
+      /** Requests (from `view.requests()`) to reject now instead of running them. */
+      readonly shed?: ReadonlyArray<QueuedRequestInfo>;
+    }
   | {
       readonly release: false;
       /** Ask again at this clock time (a new arrival or a finished batch also asks again). */
       readonly wakeAt?: number;
+      /** Requests (from `view.requests()`) to reject now instead of running them. */
+      readonly shed?: ReadonlyArray<QueuedRequestInfo>;
     };
+
+/** A learned estimate of batch run time, exposed as `host.latencyModel` by policies that learn. */
+export interface LatencyModelView {
+  /** Predicted run time in milliseconds of a batch of `rows` rows, or `undefined` before any data. */
+  predict(rows: number): number | undefined;
+}
 
 /** What a finished batch tells a learning policy. */
 export interface BatchOutcome {
@@ -83,6 +117,8 @@ export interface ReleasePolicy {
   decide(view: QueueView): ReleaseDecision;
   /** Told about every finished batch (learning policies use it; others may omit it). */
   observe?(outcome: BatchOutcome): void;
+  /** What the policy has learned about run time, if it learns (shown as `host.latencyModel`). */
+  readonly latencyModel?: LatencyModelView;
 }
 
 /**

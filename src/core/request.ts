@@ -18,6 +18,8 @@ export class PendingRequest<In, Out> {
   signal: AbortSignal | undefined = undefined;
   onAbort: (() => void) | undefined = undefined;
   startedAt = 0;
+  /** What the observer's `captureContext` returned in the caller's async context. */
+  context: unknown = undefined;
 
   constructor(
     readonly item: In,

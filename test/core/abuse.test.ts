@@ -34,6 +34,7 @@ describe('ModelHost constructor', () => {
     [{ maxBatchSize: 4, maxQueueSize: 0 }, RangeError, 'ModelHost: expected `maxQueueSize` to be an integer from 1 and up (or Infinity), got 0 (number)'],
     [{ maxBatchSize: 4, timeoutMs: 0 }, RangeError, 'ModelHost: expected `timeoutMs` to be a number of milliseconds > 0 (or Infinity), got 0 (number)'],
     [{ maxBatchSize: 4, timeoutMs: '5' }, TypeError, 'ModelHost: expected `timeoutMs` to be a number of milliseconds > 0 (or Infinity), got "5" (string)'],
+    [{ maxBatchSize: 4, maxLatencyMs: 0 }, RangeError, 'ModelHost: expected `maxLatencyMs` to be a number of milliseconds > 0 (or Infinity), got 0 (number)'],
     [{ maxBatchSize: 4, batchTimeoutMs: -3 }, RangeError, 'ModelHost: expected `batchTimeoutMs` to be a number of milliseconds > 0 (or Infinity), got -3 (number)'],
     [{ maxBatchSize: 4, policy: 'fastest' }, TypeError, "ModelHost: expected `policy` to be 'greedy' or an object with a decide(view) method, got \"fastest\" (string)"],
     [{ maxBatchSize: 4, policy: {} }, TypeError, "ModelHost: expected `policy` to be 'greedy' or an object with a decide(view) method, got an object"],
@@ -49,7 +50,7 @@ describe('ModelHost constructor', () => {
   test('names an unknown option and lists the known ones (catches typos)', () => {
     expect(() => make(identity, { maxBatchSize: 4, maxDelayMS: 5 })).toThrow(
       new TypeError(
-        'ModelHost: unknown option `maxDelayMS`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `batchTimeoutMs`, `policy`, `batcher`, `isolateErrors`, `name`, `observer`, `clock`',
+        'ModelHost: unknown option `maxDelayMS`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `maxLatencyMs`, `batchTimeoutMs`, `policy`, `batcher`, `isolateErrors`, `name`, `observer`, `clock`',
       ),
     );
   });
@@ -67,6 +68,7 @@ describe('ModelHost constructor', () => {
       maxConcurrentBatches: 1,
       maxQueueSize: Infinity,
       timeoutMs: Infinity,
+      maxLatencyMs: Infinity,
       batchTimeoutMs: Infinity,
     });
   });
@@ -128,7 +130,7 @@ describe('stop() and configure()', () => {
 
   test.each([
     [null, TypeError, 'c.configure: expected `options` to be an object, got null'],
-    [{ batcher: new ListBatcher() }, TypeError, 'c.configure: unknown option `batcher`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `batchTimeoutMs`'],
+    [{ batcher: new ListBatcher() }, TypeError, 'c.configure: unknown option `batcher`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `maxLatencyMs`, `batchTimeoutMs`'],
     [{ maxBatchSize: -1 }, RangeError, 'c.configure: expected `maxBatchSize` to be an integer from 1 and up, got -1 (number)'],
   ])('configure rejects %p and keeps the old options', (options, Err, message) => {
     const host = new ModelHost(identity, { maxBatchSize: 4, name: 'c' });

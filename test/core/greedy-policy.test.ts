@@ -13,6 +13,8 @@ function view(over: Partial<QueueView> & { deadline?: number } = {}): QueueView 
     draining: false,
     maxBatchSize: 8,
     maxDelayMs: 0,
+    maxLatencyMs: Infinity,
+    requests: () => [],
     ...rest,
   };
 }
