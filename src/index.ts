@@ -5,6 +5,34 @@
  * batches, runs the model once per batch and answers each caller with its own result.
  * @packageDocumentation
  */
+// tsyringe (the decorator style's container) refuses to load without the Reflect polyfill; importing
+// it here means users of the package never have to.
+import 'reflect-metadata';
+
+export { batching } from './api/batching';
+export type { BatchingDecorator } from './api/batching';
+export { getBatchingMetadata } from './api/batching-metadata';
+export type { BatchingMetadata, BatchingOptions } from './api/batching-metadata';
+export type {
+  BatchInput,
+  BatchItem,
+  BatchMethod,
+  BatchMethodKey,
+  BatchOf,
+  BatchOutOf,
+  BatchOutput,
+  BatchResult,
+  DefaultBatchMethod,
+  ItemOf,
+  ResultOf,
+} from './api/batch-method-types';
+export { ContextProviderError } from './api/context';
+export type { ContextFactory, ContextProvider, ContextProviders } from './api/context';
+export { createHost } from './api/create-host';
+export type { CreateHostOptions } from './api/create-host';
+export { asBatched } from './api/generated-inference';
+export type { Batched } from './api/generated-inference';
+export { OnnxSession } from './api/tokens';
 export { ModelHost } from './api/model-host';
 export type { HostStats, StopOptions } from './api/model-host';
 export { Proxy } from './api/proxy';

@@ -1,0 +1,125 @@
+// tsyringe refuses to load without the Reflect polyfill; importing it first is idempotent.
+import 'reflect-metadata';
+import { container as globalContainer, type DependencyContainer } from 'tsyringe';
+import type { Batcher } from '../core/batcher';
+import { describe } from '../core/describe';
+import { fail, HOST_OPTION_KEYS, rejectUnknownKeys, resolveOptions } from '../core/options';
+import type { Executor } from '../executors/executor';
+import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
+import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
+import { loadContext, releaseContext, type ContextProviders } from './context';
+import { ModelHost } from './model-host';
+
+/**
+ * Options of {@link createHost}: where the class is resolved, its context, which method to batch,
+ * and host options that override the `@batching` ones (precedence: defaults < `@batching` options
+ * < these < `host.configure()`). An `undefined` override keeps the decorator's value.
+ *
+ * @typeParam M - the batch method to host.
+ *
+ * @example
+ * ```ts
+ * const options: CreateHostOptions = {
+ *   context: { [OnnxSession]: () => InferenceSession.create('model.onnx') },
+ *   maxBatchSize: Number(process.env.MAX_BATCH ?? 32),
+ * };
+ * ```
+ */
+export interface CreateHostOptions<M extends PropertyKey = string | symbol> extends Partial<BatchingOptions> {
+  /**
+   * The container the host's own child container is created from. Nothing is ever registered in
+   * it (nor in the global container).
+   * @default tsyringe's global `container`
+   */
+  container?: DependencyContainer;
+  /**
+   * What the class is constructed with: `{ [token]: provider }` or `[token, provider]` pairs (see
+   * {@link ContextProviders}). Async factories are awaited (once, in order) before the class is
+   * resolved; what the host creates is released on `stop()`, in reverse order.
+   * @default no context
+   */
+  context?: ContextProviders;
+  /**
+   * The `@batching` method to host.
+   * @default `predictBatch`, or the class's only `@batching` method
+   */
+  method?: M;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tsyringe resolves constructors of any arity
+type Constructor<T> = new (...args: any[]) => T;
+
+const CREATE_HOST_KEYS = ['container', 'context', 'method', ...HOST_OPTION_KEYS];
+
+/**
+ * Builds a started {@link ModelHost} for a model class with an `@batching` method: creates a child
+ * of the tsyringe container, creates the `context` in it (awaiting async providers), resolves the
+ * class there, and batches calls of the chosen method. The host's types come from that method's
+ * signature (`predictBatch(items: readonly In[]): Promise<Array<Out | Error>>` gives
+ * `ModelHost<In, Out>`), or from `batcher` when one is given here.
+ *
+ * Resolves only once every provider is ready. Rejects with a {@link ContextProviderError} (naming
+ * the token, with the provider's error as `cause`) when a provider fails, after releasing what was
+ * already created. `host.stop()` drains, then releases the model instance and the context the host
+ * created, last created first, through `Symbol.asyncDispose`, `Symbol.dispose`, `dispose()` or
+ * `release()` (onnxruntime sessions); `useValue` values are the caller's and are left alone.
+ *
+ * @param Class - the model class (usually `@injectable()`).
+ * @param options - container, context, method, and host option overrides.
+ *
+ * @example
+ * ```ts
+ * const host = await createHost(Classifier, {
+ *   context: { [OnnxSession]: () => InferenceSession.create('model.onnx') },
+ *   maxBatchSize: 64, // beats the decorator's value
+ * });
+ * const label = await host.inference(row);
+ * await host.stop(); // drains, then releases the session
+ * ```
+ */
+export function createHost<T extends object, In, Out, Batch, BatchOut, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(
+  Class: Constructor<T>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  options: CreateHostOptions<M> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+): Promise<ModelHost<In, Out, Batch, BatchOut>>;
+export function createHost<T extends object, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(
+  Class: Constructor<T>,
+  options?: CreateHostOptions<M>,
+): Promise<ModelHost<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
+export async function createHost(Class: Constructor<object>, options: CreateHostOptions = {}): Promise<ModelHost<unknown, unknown>> {
+  const where = `createHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
+  if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);
+  rejectUnknownKeys(where, options, CREATE_HOST_KEYS);
+  const { container = globalContainer, context, method, ...overrides } = options;
+  if (typeof container !== 'object' || container === null || typeof container.createChildContainer !== 'function') {
+    fail(where, 'container', 'a tsyringe DependencyContainer', container);
+  }
+  const picked = findBatchMethod(Class, method, where);
+  const hostOptions: Record<string, unknown> = { name: `${nameOf(Class)}.${String(picked.method)}`, ...picked.options };
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) hostOptions[k] = v;
+  // Checked before any provider runs: a typo must not cost a model load.
+  resolveOptions(where, hostOptions);
+
+  const loaded = await loadContext(container, context, where);
+  let instance: object;
+  try {
+    instance = loaded.container.resolve(Class);
+  } catch (e) {
+    await releaseContext(loaded, where).catch(() => undefined);
+    throw new Error(
+      `${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and ` +
+        'give every constructor parameter a context token with @inject(token)',
+      { cause: e },
+    );
+  }
+  const key = picked.method;
+  const executor: Executor<unknown, unknown> = {
+    // Looked up per batch, so the method stays the instance's own (spies and overrides included).
+    run: (batch) => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
+    stop: () => releaseContext(loaded, where, [instance]),
+  };
+  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
+  await host.start();
+  return host;
+}
