@@ -11,7 +11,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ModelHost } from '../src';
+import { ConcatBatcher, ModelHost } from '../src';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -94,17 +94,15 @@ async function main(): Promise<void> {
   });
 
   const sizes = new Map<number, number>();
-  const host = new ModelHost(
-    async (xs: readonly Float32Array[]) => {
-      const batch = new Float32Array(xs.length * ROW);
-      xs.forEach((x, i) => batch.set(x, i * ROW));
-      const out = (await session.run({ x: new Tensor('float32', batch, [xs.length, 3, 48, 192]) }))[output] as Tensor;
-      const width = (out.data as Float32Array).length / xs.length;
-      return xs.map((_, i) => (out.data as Float32Array).slice(i * width, (i + 1) * width));
-    },
-    { maxBatchSize, name: 'cls', observer: { onBatch: (b) => sizes.set(b.rows, (sizes.get(b.rows) ?? 0) + 1) } },
-  );
-  const batched = await drive('microbatch', (x) => host.inference(x));
+  // ConcatBatcher stacks the [1,3,48,192] requests into one [N,3,48,192] tensor and cuts the
+  // [N,2] output back into one [1,2] tensor per caller.
+  const host = new ModelHost(async (x: Tensor) => (await session.run({ x }))[output] as Tensor, {
+    maxBatchSize,
+    name: 'cls',
+    batcher: new ConcatBatcher<Tensor>({ shape: [-1, 3, 48, 192] }),
+    observer: { onBatch: (b) => sizes.set(b.rows, (sizes.get(b.rows) ?? 0) + 1) },
+  });
+  const batched = await drive('microbatch', async (x) => (await host.inference(new Tensor('float32', x, [1, 3, 48, 192]))).data as Float32Array);
   await host.stop();
   await session.release();
 
