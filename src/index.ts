@@ -24,12 +24,13 @@ export type {
   BatchResult,
   DefaultBatchMethod,
   ItemOf,
+  MethodOf,
   ResultOf,
 } from './api/batch-method-types';
 export { ContextProviderError } from './api/context';
 export type { ContextFactory, ContextProvider, ContextProviders } from './api/context';
 export { createHost } from './api/create-host';
-export type { CreateHostOptions } from './api/create-host';
+export type { Constructor, CreateHostOptions } from './api/create-host';
 export { asBatched } from './api/generated-inference';
 export type { Batched } from './api/generated-inference';
 export { OnnxSession } from './api/tokens';

@@ -38,7 +38,7 @@ export type BatchMethodKey<T> = { [K in keyof T]-?: T[K] extends BatchMethod ? K
 export type DefaultBatchMethod<T> = 'predictBatch' extends BatchMethodKey<T> ? 'predictBatch' : never;
 
 /** The method `M` of `T`, or `undefined` when `M` names none. */
-type MethodOf<T, M> = [M] extends [never] ? undefined : M extends keyof T ? T[M] : undefined;
+export type MethodOf<T, M> = [M] extends [never] ? undefined : M extends keyof T ? T[M] : undefined;
 
 /**
  * One request's input for batch method `F`.

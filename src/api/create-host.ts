@@ -46,8 +46,9 @@ export interface CreateHostOptions<M extends PropertyKey = string | symbol> exte
   method?: M;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tsyringe resolves constructors of any arity
-type Constructor<T> = new (...args: any[]) => T;
+/** A class that constructs `T` (tsyringe resolves constructors of any arity). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- constructors of any arity
+export type Constructor<T> = new (...args: any[]) => T;
 
 const CREATE_HOST_KEYS = ['container', 'context', 'method', ...HOST_OPTION_KEYS];
 

@@ -73,7 +73,7 @@ export const DTYPES: Readonly<Record<TensorType, DtypeInfo>> = {
   string: { tags: ['[object Array]'], make: (n) => new Array<string>(n).fill(''), zero: '', bigint: false },
 };
 
-/** Every dtype name of {@link DTYPES}, in table order. */
+/** Every dtype name microbatch can batch, in table order. */
 export const TENSOR_TYPES: readonly TensorType[] = Object.keys(DTYPES) as TensorType[];
 
 /**

@@ -1,0 +1,170 @@
+import { basename } from 'node:path';
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import { ModelHost } from '../api/model-host';
+import { DictBatcher } from '../batchers/dict-batcher';
+import type { Batcher } from '../core/batcher';
+import { describe } from '../core/describe';
+import { HOST_OPTION_KEYS, resolveOptions, type HostOptions } from '../core/options';
+import type { Executor } from '../executors/executor';
+import type { TensorData } from '../tensor/dtypes';
+import { describeModel, type BatchAxis, type ModelDescription } from './describe-model';
+import { UnbatchableModelError } from './errors';
+import { loadSession, type LoadSessionOptions, type ModelSource } from './load-session';
+import { loadOrt } from './runtime';
+
+/** One request to an ONNX host: the feeds of one item, by input name (what `session.run` takes). */
+export type OnnxFeeds = Record<string, Tensor>;
+/** One result of an ONNX host: that item's outputs, by output name. */
+export type OnnxResults = Record<string, Tensor>;
+
+/** Options of {@link createOnnxHost}: the host's options plus how to load and batch the model. */
+export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>, 'batcher'> {
+  /**
+   * Session options (execution providers, threads, graph optimization); see
+   * {@link LoadSessionOptions}. With several hosts or workers in one process keep
+   * `intraOpNumThreads × sessions ≤ cores`.
+   * @default {@link SESSION_DEFAULTS} (cpu, graph optimization 'all', onnxruntime's thread count)
+   */
+  session?: LoadSessionOptions;
+  /**
+   * Batch axes that {@link describeModel} should not guess, by input or output name.
+   * @default {} (detect them all)
+   * @example `{ batchAxes: { X: 1 } }`
+   */
+  batchAxes?: Readonly<Record<string, BatchAxis>>;
+  /**
+   * The outputs to compute and return, by name; the others are not computed.
+   * @default every output of the model
+   */
+  outputs?: readonly string[];
+  /**
+   * How requests are merged and results split.
+   * @default a `DictBatcher` with each input's and output's batch axis from {@link describeModel}
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  batcher?: Batcher<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults, any>;
+}
+
+/** A host made by {@link createOnnxHost}: a started `ModelHost` that also shows its model. */
+export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults> & {
+  /** The session it runs; it belongs to the host, and `stop()` releases it. */
+  readonly session: InferenceSession;
+  /** The model's inputs and outputs with the batch axes in use. */
+  readonly model: ModelDescription;
+};
+
+const OWN_KEYS = ['session', 'batchAxes', 'outputs'];
+
+/**
+ * Loads an ONNX model and returns a started batching host for it, in one call: concurrent
+ * `inference(feeds)` calls are merged into one `session.run()` per batch by a `DictBatcher`
+ * whose batch axis for each input and output comes from {@link describeModel} (`'shared'`
+ * inputs, such as a sample rate, are passed once per batch and must be equal across it). Each
+ * caller gets its own outputs, `{ name: Tensor }`, with its own rows. `host.stop()` drains the
+ * queue, then releases the session.
+ *
+ * A model that cannot batch (its batch dimension is fixed to 1, or no input has a symbolic
+ * dimension) is refused with an {@link UnbatchableModelError} naming the input and its dims,
+ * unless `maxBatchSize` is 1: then every request runs alone, as it is.
+ *
+ * @param source - a model path or its bytes (see {@link loadSession}).
+ * @param options - host options (`maxBatchSize` is required) and model options; see {@link OnnxHostOptions}.
+ *
+ * @example
+ * ```ts
+ * import { Tensor } from 'onnxruntime-node';
+ * import { createOnnxHost } from 'microbatch/onnx';
+ * const host = await createOnnxHost('classifier.onnx', { maxBatchSize: 32, session: { intraOpNumThreads: 2 } });
+ * const { probs } = await host.inference({ x: new Tensor('float32', pixels, [1, 3, 48, 192]) });
+ * await host.stop(); // releases the session
+ * ```
+ */
+export async function createOnnxHost(source: ModelSource, options: OnnxHostOptions): Promise<OnnxHost> {
+  const where = 'createOnnxHost';
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${where}: expected options to be an object with at least \`maxBatchSize\`, got ${describe(options)}`);
+  }
+  const known = [...HOST_OPTION_KEYS, ...OWN_KEYS];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
+  }
+  const { session: sessionOptions, batchAxes, outputs, batcher: customBatcher, ...hostOptions } = options;
+  if (outputs !== undefined && (!Array.isArray(outputs) || outputs.some((o) => typeof o !== 'string'))) {
+    throw new TypeError(`${where}: expected \`outputs\` to be an array of output names, got ${describe(outputs)}`);
+  }
+  // Check the host options now, so that a typo does not cost a model load first.
+  resolveOptions(where, customBatcher === undefined ? hostOptions : { ...hostOptions, batcher: customBatcher });
+  const ort = loadOrt();
+  const session = await loadSession(source, sessionOptions);
+  try {
+    const model = describeModel(session, { batchAxes });
+    if (outputs !== undefined) {
+      const missing = outputs.filter((o) => !session.outputNames.includes(o));
+      if (missing.length > 0) {
+        throw new TypeError(`${where}: \`outputs\` names ${missing.map((m) => `"${m}"`).join(', ')}, which the model does not have; its outputs are ${session.outputNames.map((n) => `"${n}"`).join(', ')}`);
+      }
+    }
+    const name = hostOptions.name ?? (typeof source === 'string' ? basename(source) : 'onnx-model');
+    const tensor = (type: string, data: TensorData, dims: readonly number[]): Tensor => new ort.Tensor(type as Tensor.Type, data as Tensor.DataType, dims);
+
+    let batcher = customBatcher;
+    if (batcher === undefined) {
+      if (model.unbatchable !== undefined) {
+        if (hostOptions.maxBatchSize !== 1) {
+          const { input, dims, message } = model.unbatchable;
+          throw new UnbatchableModelError(
+            `${where}: the model cannot take batches: ${message}. Pass \`maxBatchSize: 1\` to run it unbatched (one request per model call), ` +
+              'or name a symbolic batch axis in `batchAxes` if the model does accept batches.',
+            input,
+            dims,
+          );
+        }
+        batcher = passThrough(name);
+      } else {
+        const wanted = outputs ?? session.outputNames;
+        batcher = new DictBatcher<OnnxFeeds, OnnxResults>({
+          inputs: Object.fromEntries(model.inputs.map((t) => [t.name, t.batchAxis])),
+          outputs: Object.fromEntries(model.outputs.filter((t) => wanted.includes(t.name)).map((t) => [t.name, t.batchAxis])),
+          tensor,
+        });
+      }
+    }
+
+    const fetches = outputs === undefined ? undefined : [...outputs];
+    const executor: Executor<OnnxFeeds, OnnxResults> = {
+      run: async (feeds) => {
+        // onnxruntime accepts only its own Tensor class; batchers and callers may hand plain { type, data, dims }.
+        const wrapped: Record<string, Tensor> = {};
+        for (const [key, t] of Object.entries(feeds)) wrapped[key] = t instanceof ort.Tensor ? t : tensor(t.type, t.data as TensorData, t.dims);
+        return (fetches === undefined ? await session.run(wrapped) : await session.run(wrapped, fetches)) as OnnxResults;
+      },
+      stop: () => session.release(),
+    };
+    const host = new ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, { ...hostOptions, name, batcher });
+    Object.defineProperties(host, {
+      session: { value: session, enumerable: true },
+      model: { value: model, enumerable: true },
+    });
+    await host.start();
+    return host as OnnxHost;
+  } catch (e) {
+    await session.release().catch(() => undefined);
+    throw e;
+  }
+}
+
+/**
+ * The batcher of an unbatchable model run with `maxBatchSize: 1`: the one request's feeds go to
+ * the model as they are, and its outputs come back as they are.
+ */
+function passThrough(name: string): Batcher<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults, undefined> {
+  return {
+    merge(items) {
+      if (items.length !== 1) {
+        throw new RangeError(`${name}: this model cannot take batches, so maxBatchSize must stay 1; got a batch of ${items.length} requests`);
+      }
+      return { batch: items[0] as OnnxFeeds, ctx: undefined };
+    },
+    split: (output) => [output],
+  };
+}

@@ -1,0 +1,13 @@
+/**
+ * ONNX helpers (`microbatch/onnx`): load an onnxruntime-node session, read which axis of each
+ * input is the batch, and build a ready batching host for a model file in one call.
+ * onnxruntime-node is an optional peer dependency, loaded only when these helpers run.
+ * @packageDocumentation
+ */
+export { loadSession, SESSION_DEFAULTS } from './load-session';
+export type { LoadSessionOptions, ModelSource } from './load-session';
+export { describeModel } from './describe-model';
+export type { BatchAxis, DescribeModelOptions, ModelDescription, SessionMetadata, TensorDescription, UnbatchableReason } from './describe-model';
+export { ModelLoadError, UnbatchableModelError } from './errors';
+export { createOnnxHost } from './create-onnx-host';
+export type { OnnxFeeds, OnnxHost, OnnxHostOptions, OnnxResults } from './create-onnx-host';

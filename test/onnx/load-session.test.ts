@@ -1,0 +1,85 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Tensor } from 'onnxruntime-node';
+import { MicrobatchError } from '../../src/core/errors';
+import { loadSession, ModelLoadError, SESSION_DEFAULTS } from '../../src/onnx';
+import { linearModel, linearReference } from '../support/onnx-models';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'microbatch-onnx-'));
+  writeFileSync(join(dir, 'linear.onnx'), linearModel());
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function runsLinear(session: Awaited<ReturnType<typeof loadSession>>): Promise<void> {
+  const x = new Float32Array([1, 2, 3, 4]);
+  const out = await session.run({ X: new Tensor('float32', x, [1, 4]) });
+  const ref = linearReference(x);
+  Array.from(out.Y!.data as Float32Array).forEach((v, i) => expect(v).toBeCloseTo(ref[i]!, 5));
+}
+
+test('defaults are the cpu provider and full graph optimization', () => {
+  expect(SESSION_DEFAULTS).toEqual({ executionProviders: ['cpu'], graphOptimizationLevel: 'all' });
+});
+
+test('loads from a path, with thread options', async () => {
+  const session = await loadSession(join(dir, 'linear.onnx'), { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'basic' });
+  expect(session.inputNames).toEqual(['X']);
+  await runsLinear(session);
+  await session.release();
+});
+
+test('loads from bytes: Uint8Array, Buffer, a view with an offset, an ArrayBuffer, and shared memory (copied)', async () => {
+  const bytes = linearModel();
+  const padded = new Uint8Array(bytes.length + 7);
+  padded.set(bytes, 7);
+  const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  shared.set(bytes);
+  const exact = new ArrayBuffer(bytes.length);
+  new Uint8Array(exact).set(bytes);
+  for (const source of [bytes, readFileSync(join(dir, 'linear.onnx')), padded.subarray(7), exact, shared]) {
+    const session = await loadSession(source);
+    await runsLinear(session);
+    await session.release();
+  }
+});
+
+test('a missing file is a ModelLoadError that names the absolute path', async () => {
+  const missing = join(dir, 'nope.onnx');
+  const err = await loadSession(missing).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ModelLoadError);
+  expect(err).toBeInstanceOf(MicrobatchError);
+  expect((err as Error).message).toBe(`loadSession: no model file at ${JSON.stringify(missing)}: ENOENT`);
+});
+
+test('a directory is not a model file', async () => {
+  await expect(loadSession(dir)).rejects.toThrow(new ModelLoadError(`loadSession: ${JSON.stringify(dir)} is not a file`));
+});
+
+test("garbage bytes are a ModelLoadError carrying onnxruntime's reason", async () => {
+  const err = (await loadSession(new Uint8Array([1, 2, 3, 4, 5])).catch((e: unknown) => e)) as Error;
+  expect(err).toBeInstanceOf(ModelLoadError);
+  expect(err.message).toMatch(/^loadSession: onnxruntime could not load a model from 5 bytes: .*protobuf parsing failed/);
+  // onnxruntime's native error comes from the host realm, so compare by content, not instanceof.
+  expect((err.cause as Error).message).toMatch(/protobuf parsing failed/);
+});
+
+test('a file that is not a model names the file', async () => {
+  const bad = join(dir, 'bad.onnx');
+  writeFileSync(bad, 'not a model');
+  await expect(loadSession(bad)).rejects.toThrow(`loadSession: onnxruntime could not load a model from the file ${JSON.stringify(bad)}`);
+});
+
+test('bad arguments are TypeError/RangeError', async () => {
+  await expect(loadSession(42 as never)).rejects.toThrow(
+    new TypeError('loadSession: expected a model path (string) or the model bytes (Uint8Array, Buffer or ArrayBuffer), got 42 (number)'),
+  );
+  await expect(loadSession('')).rejects.toThrow(TypeError);
+  await expect(loadSession(new Uint8Array(0))).rejects.toThrow(new ModelLoadError('loadSession: the model bytes are empty'));
+  await expect(loadSession(linearModel(), { intraOpNumThreads: -1 })).rejects.toThrow(
+    new RangeError("loadSession: expected `intraOpNumThreads` to be an integer >= 0 (0: onnxruntime's choice), got -1 (number)"),
+  );
+  await expect(loadSession(linearModel(), { interOpNumThreads: 1.5 })).rejects.toThrow(RangeError);
+});
