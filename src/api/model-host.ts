@@ -1,6 +1,6 @@
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
-import type { TimerHandle } from '../core/clock';
+import { systemClock, type TimerHandle } from '../core/clock';
 import { describe, isError, toError } from '../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
 import { channel } from 'node:diagnostics_channel';
@@ -9,8 +9,8 @@ import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } fro
 import { fail, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
 import { runPipeline, type PipelineConfig } from '../core/pipeline';
 import type { LatencyModelView, QueuedRequestInfo, QueueView, ReleaseDecision, ReleaseReason } from '../core/policy';
-import { PendingRequest, RequestState } from '../core/request';
-import { RequestQueue } from '../core/request-queue';
+import { PendingRequest, RequestExtras, RequestState } from '../core/request';
+import { RequestQueue, type Queueable } from '../core/request-queue';
 import type { BatchFunction, Executor } from '../executors/executor';
 
 /** Counters of a host, read with {@link ModelHost.stats}. */
@@ -57,6 +57,14 @@ export interface StopOptions {
 type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
 
 const resolved = Promise.resolve();
+// One executor for every request's promise: it hands out resolve/reject through these two slots
+// (the executor runs synchronously), so no closure is allocated per request.
+let nextResolve: (value: unknown) => void = () => undefined;
+let nextReject: (error: Error) => void = () => undefined;
+const capture = (res: (value: unknown) => void, rej: (error: Error) => void): void => {
+  nextResolve = res;
+  nextReject = rej;
+};
 const EMPTY: readonly unknown[] = Object.freeze([]);
 const batchChannel = channel(CHANNELS.batch);
 const requestChannel = channel(CHANNELS.request);
@@ -103,7 +111,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #stopPromise: Promise<void> | undefined;
   #idleWaiters: Array<() => void> = [];
 
+  readonly #view = new LiveQueueView(this.#queue);
   #flushScheduled = false;
+  #nowCached = false;
+  #nowValue = 0;
+  readonly #expireNow = (): void => {
+    this.#nowCached = false;
+  };
   #wakeTimer: TimerHandle | undefined;
   #wakeAt = Infinity;
   #inFlight = 0;
@@ -231,21 +245,21 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     }
     if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
-    const now = o.clock.now();
-    let resolve!: (value: Out) => void;
-    let reject!: (error: Error) => void;
-    const promise = new Promise<Out>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const req = new PendingRequest<In, Out>(item, rows, priority, now, now + timeoutMs, resolve, reject);
-    if (timeoutMs !== Infinity) req.timer = o.clock.setTimer(() => this.#onTimeout(req), timeoutMs);
-    if (signal !== undefined) {
-      req.signal = signal;
-      req.onAbort = () => this.#onAbort(req);
-      signal.addEventListener('abort', req.onAbort, { once: true });
+    const now = this.#burstNow();
+    const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
+    const req = new PendingRequest<In, Out>(item, rows, now, nextResolve, nextReject);
+    if (timeoutMs !== Infinity || signal !== undefined || priority !== 0 || o.observer?.captureContext !== undefined) {
+      const x = (req.extras = new RequestExtras());
+      x.priority = priority;
+      x.deadline = now + timeoutMs;
+      if (timeoutMs !== Infinity) x.timer = o.clock.setTimer(() => this.#onTimeout(req), timeoutMs);
+      if (signal !== undefined) {
+        x.signal = signal;
+        x.onAbort = () => this.#onAbort(req);
+        signal.addEventListener('abort', x.onAbort, { once: true });
+      }
+      if (o.observer?.captureContext !== undefined) x.context = this.#capture(o.observer.captureContext);
     }
-    if (o.observer?.captureContext !== undefined) req.context = this.#capture(o.observer.captureContext);
     this.#queue.push(req);
     this.#schedule();
     return promise;
@@ -358,6 +372,23 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   // ---- scheduling -------------------------------------------------------------------------------
 
   /**
+   * The enqueue time: the clock is read once per burst of calls made before the next microtask
+   * checkpoint (a `Promise.all` of many calls, or the callers woken by one batch) and shared by
+   * the burst. Reading a monotonic clock per request was a measurable share of the engine's
+   * per-request cost; the shared reading is early by at most the burst's own synchronous run.
+   * An injected clock is read every time: it is cheap, and tests move it between calls.
+   */
+  #burstNow(): number {
+    if (this.#o.clock !== systemClock) return this.#o.clock.now();
+    if (!this.#nowCached) {
+      this.#nowValue = this.#o.clock.now();
+      this.#nowCached = true;
+      queueMicrotask(this.#expireNow);
+    }
+    return this.#nowValue;
+  }
+
+  /**
    * Asks for a flush at the end of the current tick, after every promise job already queued, so
    * that a burst of synchronous calls (or callers woken by the last batch) forms one batch. This is
    * not a timer: a lone request still starts without measurable delay.
@@ -398,20 +429,17 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (this.#draining) {
       return { release: true, maxRows: o.maxBatchSize, reason: queue.rows >= o.maxBatchSize ? 'full' : 'drain' };
     }
-    const view: QueueView = {
-      now: o.clock.now(),
-      queuedRows: queue.rows,
-      queuedRequests: queue.size,
-      oldestEnqueuedAt: queue.oldestEnqueuedAt() as number,
-      earliestDeadline: () => queue.earliestDeadline(),
-      inFlight: this.#inFlight,
-      freeSlots: o.maxConcurrentBatches - this.#inFlight,
-      draining: false,
-      maxBatchSize: o.maxBatchSize,
-      maxDelayMs: o.maxDelayMs,
-      maxLatencyMs: o.maxLatencyMs,
-      requests: () => queue.live(),
-    };
+    // One view per host, refreshed per decision (a decision happens per batch, on the hot path).
+    const view = this.#view;
+    view.now = o.clock.now();
+    view.queuedRows = queue.rows;
+    view.queuedRequests = queue.size;
+    view.oldestEnqueuedAt = queue.oldestEnqueuedAt() as number;
+    view.inFlight = this.#inFlight;
+    view.freeSlots = o.maxConcurrentBatches - this.#inFlight;
+    view.maxBatchSize = o.maxBatchSize;
+    view.maxDelayMs = o.maxDelayMs;
+    view.maxLatencyMs = o.maxLatencyMs;
     try {
       return o.policy.decide(view);
     } catch (e) {
@@ -516,21 +544,24 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       }, o.batchTimeoutMs);
     }
 
-    runPipeline(this.#pipeline, items).then(
+    const observer = o.observer;
+    // Timings cost clock reads per batch: take them only when someone reads them.
+    const timed = observer?.onBatch !== undefined || batchChannel.hasSubscribers || o.policy.observe !== undefined;
+    runPipeline(this.#pipeline, items, timed).then(
       (result) => {
         if (finished) return;
         // Read before settling: settling clears each request's context.
-        const contexts = o.observer?.captureContext !== undefined ? batch.map((r) => r.context) : EMPTY;
+        const contexts = observer?.captureContext !== undefined ? batch.map((r) => r.extras?.context) : EMPTY;
+        const report = observer?.onRequest !== undefined || requestChannel.hasSubscribers;
         let succeeded = 0;
         for (let i = 0; i < batch.length; i++) {
           const value = result.results[i];
           const r = batch[i] as PendingRequest<In, Out>;
           if (isError(value)) this.#reject(r, value, 'error');
-          else if (this.#resolve(r, value as Out)) succeeded++;
+          else if (this.#resolve(r, value as Out, report)) succeeded++;
         }
         o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
-        const observer = o.observer;
-        if (observer?.onBatch !== undefined || batchChannel.hasSubscribers) {
+        if (timed && (observer?.onBatch !== undefined || batchChannel.hasSubscribers)) {
           let waitSum = 0;
           for (const r of batch) waitSum += startedAt - r.enqueuedAt;
           this.#emit('onBatch', {
@@ -567,7 +598,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   // ---- settling ---------------------------------------------------------------------------------
 
   #onTimeout(r: PendingRequest<In, Out>): void {
-    r.timer = undefined;
+    if (r.extras !== undefined) r.extras.timer = undefined;
     const o = this.#o;
     const elapsed = o.clock.now() - r.enqueuedAt;
     const limit = r.deadline - r.enqueuedAt;
@@ -594,7 +625,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   }
 
   #onAbort(r: PendingRequest<In, Out>): void {
-    const reason = r.signal?.reason;
+    const reason = r.extras?.signal?.reason;
     if (r.state === RequestState.Queued) {
       this.#queue.discard(r);
       this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while queued; it never ran`, reason), 'aborted');
@@ -605,11 +636,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   }
 
   /** Returns false if the request was already settled (timed out or aborted while running). */
-  #resolve(r: PendingRequest<In, Out>, value: Out): boolean {
+  #resolve(r: PendingRequest<In, Out>, value: Out, report: boolean): boolean {
     if (r.state === RequestState.Settled) return false;
     this.#cleanup(r);
     r.resolve(value);
-    if (this.#o.observer?.onRequest !== undefined || requestChannel.hasSubscribers) this.#reportRequest(r, 'ok');
+    if (report) this.#reportRequest(r, 'ok');
     return true;
   }
 
@@ -625,12 +656,18 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const ran = r.state === RequestState.Running;
     r.state = RequestState.Settled;
     if (!ran) r.startedAt = this.#o.clock.now();
-    if (r.timer !== undefined) {
-      this.#o.clock.clearTimer(r.timer);
-      r.timer = undefined;
+    const x = r.extras;
+    if (x === undefined) return;
+    x.context = undefined;
+    if (x.timer !== undefined) {
+      this.#o.clock.clearTimer(x.timer);
+      x.timer = undefined;
     }
-    if (r.signal !== undefined && r.onAbort !== undefined) r.signal.removeEventListener('abort', r.onAbort);
-    r.context = undefined;
+    if (x.signal !== undefined && x.onAbort !== undefined) {
+      x.signal.removeEventListener('abort', x.onAbort);
+      x.signal = undefined;
+      x.onAbort = undefined;
+    }
   }
 
   #reportRequest(r: PendingRequest<In, Out>, outcome: RequestOutcome): void {
@@ -746,4 +783,31 @@ function checkRequestOptions(name: string, options: RequestOptions): Error | und
 
 function fmt(ms: number): string {
   return Number.isInteger(ms) ? String(ms) : ms.toFixed(1);
+}
+
+/**
+ * The {@link QueueView} a host hands its policy: refreshed before each decision, so it is only
+ * valid during `decide()` (a policy that wants history keeps its own).
+ */
+class LiveQueueView implements QueueView {
+  now = 0;
+  queuedRows = 0;
+  queuedRequests = 0;
+  oldestEnqueuedAt = 0;
+  inFlight = 0;
+  freeSlots = 0;
+  readonly draining = false;
+  maxBatchSize = 1;
+  maxDelayMs = 0;
+  maxLatencyMs = Infinity;
+
+  constructor(private readonly queue: RequestQueue<QueuedRequestInfo & Queueable>) {}
+
+  earliestDeadline(): number {
+    return this.queue.earliestDeadline();
+  }
+
+  requests(): Iterable<QueuedRequestInfo> {
+    return this.queue.live();
+  }
 }

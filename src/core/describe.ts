@@ -30,7 +30,10 @@ export function describe(value: unknown): string {
 
 /** True for Error objects, including ones made in another realm (a vm context or a worker). */
 export function isError(value: unknown): value is Error {
-  return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+  if (value instanceof Error) return true;
+  // Called on every result of every batch: rule out primitives and non-errors before the tag check.
+  if (typeof value !== 'object' || value === null || typeof (value as { message?: unknown }).message !== 'string') return false;
+  return Object.prototype.toString.call(value) === '[object Error]';
 }
 
 /** Turns anything thrown into an Error, keeping the original as `cause`. */

@@ -27,6 +27,8 @@ export interface PipelineConfig<In, Out, Batch, BatchOut> {
   readonly name: string;
 }
 
+const NO_TIME = (): number => 0;
+
 /**
  * Runs the items of one released batch through the batcher and the batch function: partition into
  * groups, then per group merge, run, split and check the result count. Never throws: every failure
@@ -37,13 +39,25 @@ export interface PipelineConfig<In, Out, Batch, BatchOut> {
  * bisected: they are the batch function's fault, not an item's.
  * @internal
  */
-export async function runPipeline<In, Out, Batch, BatchOut>(
+export function runPipeline<In, Out, Batch, BatchOut>(
   cfg: PipelineConfig<In, Out, Batch, BatchOut>,
   items: readonly In[],
+  timed: boolean,
+): Promise<PipelineResult<Out>> {
+  // Not async itself: returning one async function's promise from another costs extra ticks.
+  if (cfg.batcher.partition === undefined && !cfg.isolateErrors && !timed) return runSimple(cfg, items);
+  return runGeneral(cfg, items, timed);
+}
+
+async function runGeneral<In, Out, Batch, BatchOut>(
+  cfg: PipelineConfig<In, Out, Batch, BatchOut>,
+  items: readonly In[],
+  timed: boolean,
 ): Promise<PipelineResult<Out>> {
   const results = new Array<Out | Error | typeof UNSET>(items.length).fill(UNSET);
   const t = { mergeMs: 0, runMs: 0, splitMs: 0, modelCalls: 0, paddedRows: 0, rows: 0 };
-  const { batcher, now } = cfg;
+  const batcher = cfg.batcher;
+  const now = timed ? cfg.now : NO_TIME;
 
   const runGroup = async (indexes: readonly number[] | undefined, groupItems: readonly In[]): Promise<void> => {
     const assignAll = (error: Error): void => {
@@ -82,16 +96,7 @@ export async function runPipeline<In, Out, Batch, BatchOut>(
 
     start = now();
     try {
-      const split = batcher.split(output, merged.ctx);
-      if (!Array.isArray(split) || split.length !== groupItems.length) {
-        const got = Array.isArray(split) ? split.length : 0;
-        throw new BatchSizeMismatchError(
-          `${cfg.name}: the batch function must return one result (or Error) per item, in item order; ` +
-            `expected ${groupItems.length} results for ${groupItems.length} items, got ${Array.isArray(split) ? got : 'a non-array'}`,
-          groupItems.length,
-          got,
-        );
-      }
+      const split = checkedSplit(cfg, output, merged.ctx, groupItems.length);
       for (let i = 0; i < split.length; i++) results[indexes ? (indexes[i] as number) : i] = split[i] as Out | Error;
     } catch (e) {
       assignAll(toError(e, 'The batcher\'s split'));
@@ -132,4 +137,53 @@ export async function runPipeline<In, Out, Batch, BatchOut>(
     modelCalls: t.modelCalls,
     padding: t.rows > 0 ? t.paddedRows / t.rows : 0,
   };
+}
+
+/**
+ * The common case (one group, no bisection, nobody reading the timings) without the general
+ * path's bookkeeping: this runs once per batch on the hot path.
+ */
+async function runSimple<In, Out, Batch, BatchOut>(cfg: PipelineConfig<In, Out, Batch, BatchOut>, items: readonly In[]): Promise<PipelineResult<Out>> {
+  const failAll = (error: Error): PipelineResult<Out> => simpleResult<Out>(new Array<Error>(items.length).fill(error), 1, 0);
+  let merged;
+  try {
+    merged = cfg.batcher.merge(items);
+  } catch (e) {
+    return simpleResult<Out>(new Array<Error>(items.length).fill(toError(e, "The batcher's merge")), 0, 0);
+  }
+  let output: BatchOut;
+  try {
+    output = await cfg.run(merged.batch);
+  } catch (e) {
+    return failAll(toError(e, 'The batch function'));
+  }
+  try {
+    return simpleResult(checkedSplit(cfg, output, merged.ctx, items.length), 1, merged.padding ?? 0);
+  } catch (e) {
+    return failAll(toError(e, "The batcher's split"));
+  }
+}
+
+function simpleResult<Out>(results: ReadonlyArray<Out | Error>, modelCalls: number, padding: number): PipelineResult<Out> {
+  return { results: results as Array<Out | Error>, mergeMs: 0, runMs: 0, splitMs: 0, modelCalls, padding };
+}
+
+/** Splits and enforces the contract: exactly one result per item. */
+function checkedSplit<In, Out, Batch, BatchOut>(
+  cfg: PipelineConfig<In, Out, Batch, BatchOut>,
+  output: BatchOut,
+  ctx: unknown,
+  count: number,
+): ReadonlyArray<Out | Error> {
+  const split = cfg.batcher.split(output, ctx);
+  if (!Array.isArray(split) || split.length !== count) {
+    const got = Array.isArray(split) ? split.length : 0;
+    throw new BatchSizeMismatchError(
+      `${cfg.name}: the batch function must return one result (or Error) per item, in item order; ` +
+        `expected ${count} results for ${count} items, got ${Array.isArray(split) ? got : 'a non-array'}`,
+      count,
+      got,
+    );
+  }
+  return split;
 }

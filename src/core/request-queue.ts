@@ -11,30 +11,35 @@ export interface Queueable {
 
 /** Array-backed FIFO with an advancing head; compacts once the dead prefix dominates. */
 class Fifo<T> {
-  #items: T[] = [];
-  #head = 0;
+  // Plain fields: the queue walks them directly in take(), the hottest loop of the engine.
+  items: T[] = [];
+  head = 0;
 
   get isEmpty(): boolean {
-    return this.#head === this.#items.length;
+    return this.head === this.items.length;
   }
   push(value: T): void {
-    this.#items.push(value);
+    this.items.push(value);
   }
   peek(): T | undefined {
-    return this.#items[this.#head];
+    return this.items[this.head];
   }
   shift(): void {
-    this.#head++;
-    if (this.#head === this.#items.length) {
-      this.#items.length = 0;
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
+    this.advance(this.head + 1);
+  }
+  /** Moves the head to `to`, releasing the consumed prefix when it is empty or dominant. */
+  advance(to: number): void {
+    this.head = to;
+    if (to === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (to >= 1024 && to * 2 >= this.items.length) {
+      this.items = this.items.slice(to);
+      this.head = 0;
     }
   }
   *[Symbol.iterator](): IterableIterator<T> {
-    for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i] as T;
+    for (let i = this.head; i < this.items.length; i++) yield this.items[i] as T;
   }
 }
 
@@ -65,7 +70,10 @@ export class RequestQueue<T extends Queueable> {
   }
 
   push(entry: T): void {
-    this.#level(entry.priority).fifo.push(entry);
+    const levels = this.#levels;
+    // Nearly every queue has one level: skip the search for it.
+    const level = levels.length === 1 && (levels[0] as Level<T>).priority === entry.priority ? (levels[0] as Level<T>) : this.#level(entry.priority);
+    level.fifo.push(entry);
     this.#size++;
     this.#rows += entry.rows;
   }
@@ -85,12 +93,19 @@ export class RequestQueue<T extends Queueable> {
     let rows = 0;
     for (const level of this.#levels) {
       const fifo = level.fifo;
-      for (let e = this.#liveHead(fifo); e !== undefined; e = this.#liveHead(fifo)) {
-        if (rows + e.rows > maxRows) return this.#took(out, rows);
-        fifo.shift();
+      const items = fifo.items;
+      let i = fifo.head;
+      for (; i < items.length; i++) {
+        const e = items[i] as T;
+        if (e.state !== RequestState.Queued) continue; // left early (aborted, timed out, shed)
+        if (rows + e.rows > maxRows) {
+          fifo.advance(i);
+          return this.#took(out, rows);
+        }
         out.push(e);
         rows += e.rows;
       }
+      fifo.advance(i);
     }
     return this.#took(out, rows);
   }

@@ -9,26 +9,41 @@ export enum RequestState {
 
 /**
  * One `inference()` call inside the host. A class (not object literals) so that every request has
- * the same hidden class on the hot path.
+ * the same hidden class on the hot path, and as small as possible: it is allocated per request.
  * @internal
  */
 export class PendingRequest<In, Out> {
   state = RequestState.Queued;
-  timer: TimerHandle = undefined;
-  signal: AbortSignal | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
   startedAt = 0;
-  /** What the observer's `captureContext` returned in the caller's async context. */
-  context: unknown = undefined;
+  /** Priority, deadline, timer, signal and tracing context: most requests have none of them. */
+  extras: RequestExtras | undefined = undefined;
 
   constructor(
     readonly item: In,
     readonly rows: number,
-    readonly priority: number,
     readonly enqueuedAt: number,
-    /** Absolute time (clock ms) after which the request fails; `Infinity` for none. */
-    readonly deadline: number,
     readonly resolve: (value: Out) => void,
     readonly reject: (error: Error) => void,
   ) {}
+
+  /** Larger runs first. */
+  get priority(): number {
+    return this.extras === undefined ? 0 : this.extras.priority;
+  }
+
+  /** Absolute time (clock ms) after which the request fails; `Infinity` for none. */
+  get deadline(): number {
+    return this.extras === undefined ? Infinity : this.extras.deadline;
+  }
+}
+
+/** The parts of a request that only some requests have. @internal */
+export class RequestExtras {
+  priority = 0;
+  deadline = Infinity;
+  timer: TimerHandle = undefined;
+  signal: AbortSignal | undefined = undefined;
+  onAbort: (() => void) | undefined = undefined;
+  /** What the observer's `captureContext` returned in the caller's async context. */
+  context: unknown = undefined;
 }
