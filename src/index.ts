@@ -70,6 +70,10 @@ export type { DeadlineReason } from './core/errors';
 export { CHANNELS } from './core/observer';
 export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome } from './core/observer';
 export type { HostOptions, RequestOptions, TunableOptions } from './core/options';
+export { AdaptivePolicy, adaptivePolicy } from './core/adaptive-policy';
+export type { AdaptivePolicyOptions, AdaptiveStats } from './core/adaptive-policy';
+export { LatencyModel } from './core/latency-model';
+export type { LatencyModelOptions, LatencyModelState, SizeEstimate } from './core/latency-model';
 export { greedyPolicy } from './core/policy';
 export type {
   BatchOutcome,
@@ -81,3 +85,5 @@ export type {
   ReleaseReason,
 } from './core/policy';
 export type { BatchFunction, Executor } from './executors/executor';
+export { combineObservers } from './observe/combine';
+export type { WatchedHost } from './observe/common';

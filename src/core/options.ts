@@ -5,6 +5,7 @@ import { describe } from './describe';
 import type { HostObserver } from './observer';
 import type { ReleasePolicy } from './policy';
 import { greedyPolicy } from './policy';
+import { AdaptivePolicy } from './adaptive-policy';
 
 /**
  * Options shared by every entry point (`ModelHost`, `Proxy`, `@batching`, `createHost`). Only
@@ -62,11 +63,12 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   batchTimeoutMs?: number;
   /**
-   * When to release a batch: `'greedy'` (work-conserving, see {@link greedyPolicy}) or your own
-   * {@link ReleasePolicy}.
+   * When to release a batch: `'greedy'` (work-conserving, see {@link greedyPolicy}), `'adaptive'`
+   * (learns run time per batch size, sizes batches to meet `maxLatencyMs` and deadlines, sheds
+   * what cannot be met; one {@link AdaptivePolicy} per host) or your own {@link ReleasePolicy}.
    * @default 'greedy'
    */
-  policy?: 'greedy' | ReleasePolicy;
+  policy?: 'greedy' | 'adaptive' | ReleasePolicy;
   /**
    * How requests are merged into the batch function's input and its output split back.
    * @default new ListBatcher()
@@ -225,9 +227,11 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   const tunable = resolveTunable(where, o, { maxBatchSize: o.maxBatchSize, ...TUNABLE_DEFAULTS });
 
   let policy: ReleasePolicy = greedyPolicy;
-  if (o.policy !== undefined && o.policy !== 'greedy') {
+  if (o.policy === 'adaptive') {
+    policy = new AdaptivePolicy();
+  } else if (o.policy !== undefined && o.policy !== 'greedy') {
     if (typeof o.policy !== 'object' || o.policy === null || typeof (o.policy as ReleasePolicy).decide !== 'function') {
-      fail(where, 'policy', "'greedy' or an object with a decide(view) method", o.policy);
+      fail(where, 'policy', "'greedy', 'adaptive' or an object with a decide(view) method", o.policy);
     }
     policy = o.policy;
   }

@@ -1,0 +1,48 @@
+/**
+ * What the metric adapters read from a host at scrape time: any `ModelHost` fits. Structural, so
+ * the adapters need no import of the engine.
+ */
+export interface WatchedHost {
+  /** The host's `name`, used as the `host` label. */
+  readonly name: string;
+  /** Live counters; `queued` and `runningBatches` become gauges. */
+  readonly stats: { readonly queued: number; readonly running: number; readonly runningBatches: number };
+  /** Current limits; `maxBatchSize` is shown as a gauge so dashboards can draw the fill ratio. */
+  readonly options: { readonly maxBatchSize: number };
+}
+
+/**
+ * Batch size bucket bounds: powers of two below `maxBatchSize`, then `maxBatchSize` itself, so
+ * that "full" batches land in their own bucket (1, 2, 4, 8, 16, 24 for a maximum of 24).
+ */
+export function batchSizeBuckets(maxBatchSize: number): number[] {
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) {
+    throw new RangeError(`microbatch metrics: expected \`maxBatchSize\` to be an integer from 1 and up, got ${String(maxBatchSize)}`);
+  }
+  const out: number[] = [];
+  for (let b = 1; b < maxBatchSize; b *= 2) out.push(b);
+  out.push(maxBatchSize);
+  return out;
+}
+
+/** Default bounds, in seconds, for queue wait, run time and request latency: 0.5 ms to 10 s. */
+export const SECONDS_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Keeps the set of watched hosts; `watch()` returns its own undo. */
+export class HostSet {
+  readonly #hosts = new Set<WatchedHost>();
+
+  add(host: WatchedHost): () => void {
+    if (typeof host !== 'object' || host === null || typeof host.name !== 'string' || typeof host.stats !== 'object') {
+      throw new TypeError('microbatch metrics: watch(host) expects a ModelHost (an object with name and stats)');
+    }
+    this.#hosts.add(host);
+    return () => {
+      this.#hosts.delete(host);
+    };
+  }
+
+  [Symbol.iterator](): IterableIterator<WatchedHost> {
+    return this.#hosts.values();
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Prometheus metrics for microbatch hosts, through `prom-client` (an optional peer dependency,
+ * imported only by this subpath: `microbatch/prometheus`).
+ * @packageDocumentation
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { HostObserver } from '../core/observer';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+
+/** Options of {@link prometheusMetrics}. */
+export interface PrometheusOptions {
+  /**
+   * Where the metrics are registered. Required: a library must not write into prom-client's global
+   * registry behind your back. Pass `register` (prom-client's default) explicitly if you want it.
+   */
+  registry: Registry;
+  /**
+   * Largest `maxBatchSize` of the hosts you will watch: the batch size histogram's buckets are
+   * powers of two up to it, plus it.
+   * @default 128
+   */
+  maxBatchSize?: number;
+  /**
+   * Prefix of every metric name.
+   * @default 'microbatch_'
+   */
+  prefix?: string;
+  /**
+   * Bucket bounds in seconds for the queue wait, run time and request latency histograms.
+   * @default 0.5 ms to 10 s, 14 buckets
+   */
+  secondsBuckets?: readonly number[];
+}
+
+/** What {@link prometheusMetrics} returns. */
+export interface PrometheusMetrics {
+  /** Pass as a host's `observer` (or through `combineObservers`); one serves any number of hosts. */
+  readonly observer: HostObserver;
+  /**
+   * Reports a host's queue depth and batches in flight at every scrape. Returns a function that
+   * stops (call it after `host.stop()` so a stopped host's series disappear).
+   */
+  watch(host: WatchedHost): () => void;
+}
+
+/**
+ * Creates the microbatch metrics in `registry` (once per registry: prom-client rejects duplicate
+ * names). Every series has a `host` label (the host's `name`).
+ *
+ * | metric | type | labels |
+ * | --- | --- | --- |
+ * | `microbatch_batch_size` | histogram of rows per batch | host |
+ * | `microbatch_batches_total` | counter of batches | host, reason (`full`, `idle`, `timer`, `deadline`, `drain`) |
+ * | `microbatch_queue_wait_seconds` | histogram, per request, enqueue to batch start | host |
+ * | `microbatch_run_seconds` | histogram, per batch, time in the batch function | host |
+ * | `microbatch_request_duration_seconds` | histogram, per answered request, enqueue to answer | host |
+ * | `microbatch_requests_total` | counter | host, outcome (`ok`, `error`, `timeout`, `aborted`, `queue-full`, `stopped`, `shed`) |
+ * | `microbatch_padding_waste_ratio` | histogram, per batch, padded fraction | host |
+ * | `microbatch_queue_depth` | gauge, read from `host.stats` at scrape | host |
+ * | `microbatch_batches_in_flight` | gauge, read at scrape | host |
+ * | `microbatch_max_batch_size` | gauge, read at scrape | host |
+ *
+ * @example
+ * ```ts
+ * import { Registry } from 'prom-client';
+ * import { prometheusMetrics } from 'microbatch/prometheus';
+ *
+ * const registry = new Registry();
+ * const prom = prometheusMetrics({ registry, maxBatchSize: 32 });
+ * const host = new ModelHost(fn, { name: 'classifier', maxBatchSize: 32, observer: prom.observer });
+ * prom.watch(host);
+ * app.get('/metrics', async (_req, res) => res.type(registry.contentType).send(await registry.metrics()));
+ * ```
+ */
+export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics {
+  const registry = options?.registry;
+  if (typeof registry !== 'object' || registry === null || typeof (registry as Registry).registerMetric !== 'function') {
+    throw new TypeError('prometheusMetrics: expected `registry` to be a prom-client Registry (pass `register` to use the global one)');
+  }
+  const p = options.prefix ?? 'microbatch_';
+  const registers = [registry];
+  const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
+  const hosts = new HostSet();
+
+  const batchSize = new Histogram({ name: `${p}batch_size`, help: 'Rows per released batch.', labelNames: ['host'], buckets: batchSizeBuckets(options.maxBatchSize ?? 128), registers });
+  const batches = new Counter({ name: `${p}batches_total`, help: 'Batches released, by why they were released.', labelNames: ['host', 'reason'], registers });
+  const queueWait = new Histogram({ name: `${p}queue_wait_seconds`, help: 'Time from inference() until the request left the queue.', labelNames: ['host'], buckets: seconds, registers });
+  const run = new Histogram({ name: `${p}run_seconds`, help: 'Time a batch spent in the batch function.', labelNames: ['host'], buckets: seconds, registers });
+  const duration = new Histogram({ name: `${p}request_duration_seconds`, help: 'Time from inference() to the answer, answered requests only.', labelNames: ['host'], buckets: seconds, registers });
+  const requests = new Counter({ name: `${p}requests_total`, help: 'Requests settled, by outcome.', labelNames: ['host', 'outcome'], registers });
+  const padding = new Histogram({ name: `${p}padding_waste_ratio`, help: 'Fraction of a batch that was padding.', labelNames: ['host'], buckets: [0, 0.1, 0.25, 0.5, 0.75, 1], registers });
+  // Gauges read the hosts when scraped, so they are exact at scrape time and cost nothing between scrapes.
+  gauge(`${p}queue_depth`, 'Requests waiting in the queue.', (h) => h.stats.queued);
+  gauge(`${p}batches_in_flight`, 'Batches running now.', (h) => h.stats.runningBatches);
+  gauge(`${p}max_batch_size`, 'The host\'s current maxBatchSize.', (h) => h.options.maxBatchSize);
+
+  function gauge(name: string, help: string, read: (h: WatchedHost) => number): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['host'],
+      registers,
+      collect() {
+        this.reset(); // a host that was unwatched must not keep its last value forever
+        for (const h of hosts) this.set({ host: h.name }, read(h));
+      },
+    });
+  }
+
+  return {
+    observer: {
+      onBatch(e) {
+        const host = { host: e.host };
+        batchSize.observe(host, e.rows);
+        batches.inc({ host: e.host, reason: e.reason });
+        run.observe(host, e.runMs / 1000);
+        padding.observe(host, e.paddingWaste);
+      },
+      onRequest(e) {
+        requests.inc({ host: e.host, outcome: e.outcome });
+        // Refusals (queue full, stopped, bad options) never queued and report 0 rows; a 0 wait
+        // from them would drag the histogram down.
+        if (e.rows === 0) return;
+        queueWait.observe({ host: e.host }, e.queueMs / 1000);
+        if (e.outcome === 'ok') duration.observe({ host: e.host }, e.totalMs / 1000);
+      },
+    },
+    watch: (host) => hosts.add(host),
+  };
+}

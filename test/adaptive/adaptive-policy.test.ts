@@ -1,0 +1,283 @@
+import { ModelHost } from '../../src/api/model-host';
+import { AdaptivePolicy, adaptivePolicy } from '../../src/core/adaptive-policy';
+import { DeadlineExceededError } from '../../src/core/errors';
+import { ManualClock } from '../../src/core/manual-clock';
+import type { BatchEvent } from '../../src/core/observer';
+import type { QueuedRequestInfo, QueueView } from '../../src/core/policy';
+import { settle, track } from '../support/controlled-model';
+
+/** A model whose batch takes `a + b·rows` ms of fake time. */
+function linearModel(clock: ManualClock, a: number, b: number) {
+  const sizes: number[] = [];
+  const fn = (items: readonly number[]): Promise<number[]> => {
+    sizes.push(items.length);
+    return new Promise((resolve) => clock.setTimer(() => resolve(items.map((x) => x * 10)), a + b * items.length));
+  };
+  return { fn, sizes };
+}
+
+function setup(opts: { a: number; b: number; maxBatchSize?: number; maxLatencyMs?: number; policy?: AdaptivePolicy }) {
+  const clock = new ManualClock();
+  const model = linearModel(clock, opts.a, opts.b);
+  const policy = opts.policy ?? new AdaptivePolicy();
+  const events: BatchEvent[] = [];
+  const host = new ModelHost(model.fn, {
+    maxBatchSize: opts.maxBatchSize ?? 16,
+    clock,
+    policy,
+    ...(opts.maxLatencyMs === undefined ? {} : { maxLatencyMs: opts.maxLatencyMs }),
+    observer: { onBatch: (e) => events.push(e) },
+  });
+  /** Advances fake time in small steps, letting the host react at every step. */
+  const run = async (ms: number, step = 0.5) => {
+    for (let t = 0; t < ms; t += step) {
+      clock.advance(step);
+      await settle();
+    }
+  };
+  return { clock, model, policy, host, events, run };
+}
+
+/** Teaches a policy the line a + b·rows directly (what observe() gets after real batches). */
+function teach(policy: AdaptivePolicy, a: number, b: number, sizes = [1, 4, 16]) {
+  for (const rows of sizes) policy.observe({ rows, requests: rows, runMs: a + b * rows, ok: true });
+}
+
+function view(over: Partial<QueueView> & { reqs: QueuedRequestInfo[] }): QueueView {
+  const { reqs, ...rest } = over;
+  return {
+    now: 100,
+    queuedRows: reqs.reduce((s, r) => s + r.rows, 0),
+    queuedRequests: reqs.length,
+    oldestEnqueuedAt: Math.min(...reqs.map((r) => r.enqueuedAt)),
+    earliestDeadline: () => Math.min(...reqs.map((r) => r.deadline)),
+    inFlight: 0,
+    freeSlots: 1,
+    draining: false,
+    maxBatchSize: 16,
+    maxDelayMs: 0,
+    maxLatencyMs: Infinity,
+    requests: () => reqs,
+    ...rest,
+  };
+}
+const req = (enqueuedAt: number, deadline = Infinity, rows = 1): QueuedRequestInfo => ({ enqueuedAt, deadline, rows, priority: 0 });
+
+describe('AdaptivePolicy.decide (pure, fake views)', () => {
+  test('before anything is learned it is greedy: everything queued goes at once, nobody is shed', () => {
+    const p = new AdaptivePolicy();
+    const reqs = [req(0), req(50), req(99)];
+    expect(p.decide(view({ reqs, maxLatencyMs: 150 }))).toEqual({ release: true, maxRows: 3, reason: 'idle' });
+    expect(p.decide(view({ reqs: Array.from({ length: 20 }, () => req(100)) }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+  });
+
+  test('sheds only a request that cannot finish even alone and at once', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // a lone request takes 11 ms
+    const doomed = req(0, 110); // 100 + 11 > 110
+    const tight = req(0, 112); // alone it makes it
+    const d = p.decide(view({ reqs: [doomed, tight, req(90)] }));
+    expect(d.shed).toEqual([doomed]);
+    expect(d).toMatchObject({ release: true, maxRows: 1, reason: 'deadline' }); // `tight` forces a batch of one
+    expect(p.stats).toMatchObject({ shedAlone: 1, deadlineLimited: 1 });
+  });
+
+  test('sizes the batch so its earliest deadline is met', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1);
+    // 100 + 10 + k < 118 allows k = 7 rows (deadlines are exclusive).
+    const reqs = [req(95), req(96, 118), ...Array.from({ length: 12 }, () => req(99))];
+    expect(p.decide(view({ reqs }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
+  });
+
+  test('one size learned: the proportional floor keeps a request the cost bound doubts, and nobody is shed on the guess', () => {
+    const p = new AdaptivePolicy();
+    for (let i = 0; i < 3; i++) p.observe({ rows: 8, requests: 8, runMs: 16, ok: true });
+    const tight = req(99, 105); // t(8) = 16 ms, but one row may take as little as 2 ms
+    const d = p.decide(view({ reqs: [tight, req(99), req(99)] }));
+    expect(d).toEqual({ release: true, maxRows: 1, reason: 'deadline' });
+    expect(p.decide(view({ reqs: [req(99, 101)] }))).toMatchObject({ release: false, shed: [{ deadline: 101 }] }); // 100 + 2 >= 101
+  });
+
+  test('maxLatencyMs counts as a deadline from each request\'s enqueue time', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1);
+    const old = req(40); // 40 + 70 = 110 < 100 + 11
+    const d = p.decide(view({ reqs: [old, req(98), req(99)], maxLatencyMs: 70 }));
+    expect(d).toMatchObject({ release: true, maxRows: 2, shed: [old] });
+  });
+
+  test('waits at a high arrival rate when the fixed cost dominates, never past a deadline, and not for a lone request at low rate', () => {
+    const p = new AdaptivePolicy({ patience: 1 });
+    teach(p, 20, 0.1);
+    // A steady arrival every 0.5 ms: one more row is expected long before the 20 ms fixed cost is repaid.
+    const busy = Array.from({ length: 4 }, (_, i) => req(98.5 + i * 0.5));
+    const d = p.decide(view({ reqs: busy }));
+    expect(d.release).toBe(false);
+    const wakeAt = (d as { wakeAt: number }).wakeAt;
+    expect(wakeAt).toBeGreaterThan(100);
+    expect(wakeAt).toBeLessThanOrEqual(100 + 20);
+    // The same queue with a deadline 25 ms out: a batch of >= 5 rows needs 20.5 ms, so it cannot wait past 104.5.
+    const q = new AdaptivePolicy({ patience: 1 });
+    teach(q, 20, 0.1);
+    const w = q.decide(view({ reqs: [...busy.slice(0, 3), req(100, 125)] }));
+    expect(w.release === false ? w.wakeAt : 100).toBeLessThanOrEqual(104.5);
+    // Long after the last burst, a lone request goes at once.
+    const lone = p.decide(view({ now: 10_000, reqs: [req(10_000)] }));
+    expect(lone).toEqual({ release: true, maxRows: 1, reason: 'idle' });
+  });
+
+  test('never waits with patience 0 or while another batch runs', () => {
+    const p = new AdaptivePolicy({ patience: 0 });
+    teach(p, 20, 0.1);
+    const reqs = Array.from({ length: 4 }, (_, i) => req(98.5 + i * 0.5));
+    expect(p.decide(view({ reqs }))).toMatchObject({ release: true, reason: 'idle' });
+    const q = new AdaptivePolicy();
+    teach(q, 20, 0.1);
+    expect(q.decide(view({ reqs, inFlight: 1, freeSlots: 1 }))).toMatchObject({ release: true });
+  });
+
+  test('rejects nonsense options; the factory makes independent instances', () => {
+    expect(() => new AdaptivePolicy({ marginMs: -1 })).toThrow(/marginMs/);
+    expect(() => new AdaptivePolicy({ patience: Number.NaN })).toThrow(RangeError);
+    const a = adaptivePolicy();
+    const b = adaptivePolicy();
+    expect(a).not.toBe(b);
+    expect(a.latencyModel).not.toBe(b.latencyModel);
+    expect(a.name).toBe('adaptive');
+  });
+});
+
+describe('AdaptivePolicy on a host (fake clock)', () => {
+  test('learns the model from constant-size batches (a closed loop of 8 clients)', async () => {
+    const { host, model, run } = setup({ a: 6, b: 0.5, maxBatchSize: 8 });
+    let stop = false;
+    const client = async (id: number) => {
+      while (!stop) await host.inference(id);
+    };
+    const clients = Array.from({ length: 8 }, (_, i) => client(i));
+    await run(200);
+    stop = true;
+    await run(20);
+    await Promise.all(clients);
+    expect(new Set(model.sizes)).toEqual(new Set([8])); // every batch had the same size
+    const state = host.latencyModel as AdaptivePolicy['latencyModel'];
+    expect(state.fit).toBe('single-size');
+    expect(state.predict(8)).toBeCloseTo(10);
+    expect(state.predict(16)).toBeCloseTo(20); // proportional above the one size seen, documented
+    expect(state.toJSON().sizes[0]).toMatchObject({ rows: 8, meanMs: 10 });
+    expect(state.samples).toBe(model.sizes.length);
+  });
+
+  test('at idle a lone request is not delayed, even with a large learned fixed cost', async () => {
+    const { host, model, clock, policy, events, run } = setup({ a: 30, b: 0.1 });
+    teach(policy, 30, 0.1);
+    const first = host.inference(1);
+    await settle();
+    expect(model.sizes).toEqual([1]);
+    await run(40);
+    await expect(first).resolves.toBe(10);
+    await run(5_000, 100); // quiet
+    const t0 = clock.now();
+    const lone = host.inference(2);
+    await settle();
+    expect(model.sizes).toEqual([1, 1]); // started at once, no timer
+    expect(clock.now()).toBe(t0);
+    await run(40);
+    await expect(lone).resolves.toBe(20);
+    expect(events.map((e) => [e.reason, e.queueWaitOldestMs])).toEqual([
+      ['idle', 0],
+      ['idle', 0],
+    ]);
+  });
+
+  test('steady overload: every answered request meets the SLO, the shed ones are counted and rejected as shed', async () => {
+    const maxLatencyMs = 60;
+    const { host, clock, policy, run } = setup({ a: 10, b: 1, maxBatchSize: 16, maxLatencyMs });
+    // Capacity: 16 rows / 26 ms = 0.62 per ms; send 1 per ms (160 % load) for 600 ms.
+    const answered: number[] = [];
+    const shed: DeadlineExceededError[] = [];
+    for (let t = 0; t < 600; t++) {
+      const sent = clock.now();
+      host.inference(t).then(
+        () => answered.push(clock.now() - sent),
+        (e: DeadlineExceededError) => shed.push(e),
+      );
+      await run(1, 1);
+    }
+    await run(200);
+    expect(answered.length + shed.length).toBe(600);
+    expect(Math.max(...answered)).toBeLessThanOrEqual(maxLatencyMs);
+    expect(shed.length).toBeGreaterThan(0);
+    expect(host.stats.rejected.deadline).toBe(shed.length);
+    expect(shed.every((e) => e instanceof DeadlineExceededError && e.reason === 'shed' && /shed by prediction/.test(e.message))).toBe(true);
+    // No collapse into tiny batches: goodput stays near capacity (0.62/ms × 600 ms ≈ 370).
+    expect(answered.length).toBeGreaterThan(300);
+    expect(policy.stats.shedAlone + policy.stats.shedOverload).toBe(shed.length);
+  });
+
+  test('mixed deadlines: a short deadline behind too much work is shed at once instead of timing out later', async () => {
+    const { host, policy, model, run } = setup({ a: 10, b: 1, maxBatchSize: 32 });
+    teach(policy, 10, 1);
+    const busy = host.inference(0); // occupies the model until t = 11
+    await settle();
+    const relaxed = Array.from({ length: 20 }, (_, i) => track(host.inference(i + 1, { timeoutMs: 500 })));
+    const urgent = track(host.inference(99, { timeoutMs: 30 })); // 20 rows ahead of it need 30 ms from t = 11
+    const hopeless = track(host.inference(98, { timeoutMs: 15 })); // alone it would end at 11 + 11 = 22 > 15
+    await run(11);
+    await busy;
+    expect(hopeless).toMatchObject({ state: 'rejected', error: { reason: 'shed' } });
+    expect(urgent).toMatchObject({ state: 'rejected', error: { reason: 'shed' } }); // at t = 11, not at its timeout
+    expect(policy.stats).toMatchObject({ shedAlone: 1, shedOverload: 1 });
+    await run(100);
+    expect(relaxed.every((r) => r.state === 'resolved')).toBe(true);
+    expect(model.sizes).toEqual([1, 20]);
+  });
+
+  test('mixed deadlines: a short timeout ahead of relaxed ones is met by a smaller first batch', async () => {
+    const { host, policy, events, model, run } = setup({ a: 10, b: 1, maxBatchSize: 32 });
+    teach(policy, 10, 1);
+    const busy = host.inference(0);
+    await settle();
+    const urgent = track(host.inference(99, { timeoutMs: 30 })); // at t=11: 11 + 10 + k < 30 -> k <= 8
+    const relaxed = Array.from({ length: 20 }, (_, i) => track(host.inference(i + 1, { timeoutMs: 500 })));
+    await run(11);
+    await busy;
+    await run(100);
+    expect(urgent.state).toBe('resolved');
+    expect(relaxed.every((r) => r.state === 'resolved')).toBe(true);
+    expect(model.sizes.slice(0, 3)).toEqual([1, 8, 13]);
+    expect(events[1]).toMatchObject({ rows: 8, reason: 'deadline' });
+    expect(host.stats.rejected.deadline).toBe(0);
+  });
+
+  test('configure({ maxLatencyMs }) applies from the next decision', async () => {
+    const { host, policy, model, run } = setup({ a: 10, b: 1, maxBatchSize: 32 });
+    teach(policy, 10, 1);
+    const busy = host.inference(0);
+    await settle();
+    const waiting = Array.from({ length: 10 }, (_, i) => track(host.inference(i + 1)));
+    await run(11);
+    await busy;
+    // No SLO: the 10 waiting requests run together.
+    expect(model.sizes).toEqual([1, 10]);
+    await run(30);
+    expect(waiting.every((r) => r.state === 'resolved')).toBe(true);
+    host.configure({ maxLatencyMs: 15 });
+    expect(host.options.maxLatencyMs).toBe(15);
+    const busy2 = host.inference(0);
+    await settle();
+    await run(6);
+    const late = Array.from({ length: 10 }, (_, i) => track(host.inference(i + 1))); // queued at ~t+6
+    await run(5);
+    await busy2;
+    await run(30);
+    // At release (t+11) each waited 5 ms; 5 + 10 + k < 15 admits nobody: all shed, none run late.
+    expect(late.every((r) => r.state === 'rejected' && r.error?.message.includes("'adaptive' policy"))).toBe(true);
+    expect(host.stats.rejected.deadline).toBe(10);
+    host.configure({ maxLatencyMs: Infinity });
+    const again = Array.from({ length: 3 }, (_, i) => track(host.inference(i)));
+    await run(30);
+    expect(again.every((r) => r.state === 'resolved')).toBe(true);
+  });
+});

@@ -1,0 +1,80 @@
+import { LatencyModel } from '../../src/core/latency-model';
+
+const ok = (rows: number, runMs: number) => ({ rows, requests: rows, runMs, ok: true });
+
+describe('LatencyModel', () => {
+  test('knows nothing before the first batch', () => {
+    const m = new LatencyModel();
+    expect(m.predict(4)).toBeUndefined();
+    expect(m.upper(4)).toBeUndefined();
+    expect(m.lower(4)).toBeUndefined();
+    expect(m.toJSON()).toMatchObject({ samples: 0, fit: 'none', interceptMs: undefined, perRowMs: undefined, sizes: [] });
+  });
+
+  test('constant-size batches: exact at that size, proportional above, flat below (no degenerate fit)', () => {
+    const m = new LatencyModel();
+    for (let i = 0; i < 20; i++) m.observe(ok(8, 12));
+    expect(m.fit).toBe('single-size');
+    expect(m.predict(8)).toBeCloseTo(12);
+    expect(m.predict(16)).toBeCloseTo(24); // t(s)·rows/s: an overestimate for any model with a fixed cost
+    expect(m.predict(2)).toBeCloseTo(12); // a smaller batch is not predicted faster than what was seen
+    expect(m.lower(2)).toBeCloseTo(3); // ...but it could be as fast as proportional, so shedding uses this
+    expect(m.lower(16)).toBeCloseTo(12);
+    expect(m.interceptMs).toBeUndefined();
+    expect(m.toJSON()).toMatchObject({ samples: 20, fit: 'single-size', perRowMs: 1.5, sizes: [{ rows: 8, count: 20, meanMs: 12, stdMs: 0 }] });
+  });
+
+  test('two sizes give the line a + b·rows exactly for a noiseless model', () => {
+    const m = new LatencyModel();
+    const cost = (rows: number) => 4 + 0.5 * rows;
+    for (const rows of [8, 8, 8, 3, 8, 8, 20]) m.observe(ok(rows, cost(rows)));
+    expect(m.fit).toBe('line');
+    expect(m.interceptMs).toBeCloseTo(4);
+    expect(m.perRowMs).toBeCloseTo(0.5);
+    expect(m.predict(32)).toBeCloseTo(20);
+    expect(m.upper(32)).toBeCloseTo(20); // no spread measured: upper = mean
+    expect(JSON.parse(JSON.stringify(m))).toMatchObject({ fit: 'line', samples: 7 });
+  });
+
+  test('a noisy model gets an upper estimate above its mean and a lower one below', () => {
+    const m = new LatencyModel({ k: 2 });
+    let s = 1;
+    const noise = () => ((s = (s * 16807) % 2147483647) / 2147483647 - 0.5) * 2; // deterministic, ±1 ms
+    for (let i = 0; i < 200; i++) for (const rows of [1, 4, 16]) m.observe(ok(rows, 10 + rows + noise()));
+    const mean = m.predict(16)!;
+    expect(mean).toBeGreaterThan(24);
+    expect(mean).toBeLessThan(28);
+    expect(m.upper(16)!).toBeGreaterThan(mean + 0.3);
+    expect(m.lower(16)!).toBeLessThan(mean - 0.3);
+    expect(m.toJSON().relativeStd).toBeGreaterThan(0);
+  });
+
+  test('follows a model that slows down (EWMA), and ignores failed batches', () => {
+    const m = new LatencyModel({ alpha: 0.5 });
+    for (let i = 0; i < 10; i++) m.observe(ok(4, 10));
+    m.observe({ rows: 4, requests: 4, runMs: 1000, ok: false });
+    expect(m.predict(4)).toBeCloseTo(10);
+    for (let i = 0; i < 10; i++) m.observe(ok(4, 20));
+    expect(m.predict(4)!).toBeGreaterThan(19.9);
+  });
+
+  test('noise that tilts the fit is clamped: run time never falls with rows nor goes negative', () => {
+    const falling = new LatencyModel();
+    falling.observe(ok(2, 10));
+    falling.observe(ok(10, 9));
+    expect(falling.perRowMs).toBe(0);
+    expect(falling.predict(100)).toBeCloseTo(9.5);
+    const steep = new LatencyModel();
+    steep.observe(ok(10, 1));
+    steep.observe(ok(20, 30));
+    expect(steep.interceptMs).toBe(0);
+    expect(steep.predict(0)).toBe(0);
+    expect(steep.predict(20)!).toBeGreaterThan(0);
+  });
+
+  test('rejects nonsense options', () => {
+    expect(() => new LatencyModel({ alpha: 0 })).toThrow(RangeError);
+    expect(() => new LatencyModel({ alpha: 2 })).toThrow(/alpha/);
+    expect(() => new LatencyModel({ k: -1 })).toThrow(/k/);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * A discrete-event simulation of a host under Poisson load, on a {@link ManualClock}: arrivals come
+ * from a seeded RNG, the model's run time is `a + b·rows` (a clock timer), and nothing real waits.
+ * Shared by the simulation test and the script that draws `docs/adaptive-latency-vs-load.svg`.
+ */
+import { ModelHost } from '../../src/api/model-host';
+import { AdaptivePolicy, type AdaptiveStats } from '../../src/core/adaptive-policy';
+import type { LatencyModelState } from '../../src/core/latency-model';
+import { ManualClock } from '../../src/core/manual-clock';
+
+/** A linear-cost model and the host limits it runs under. */
+export interface SimModel {
+  /** Fixed cost per batch in ms. */
+  readonly a: number;
+  /** Cost per row in ms. */
+  readonly b: number;
+  readonly maxBatchSize: number;
+  /** Latency budget (the SLO) in ms. */
+  readonly maxLatencyMs: number;
+}
+
+/** One configuration to simulate. */
+export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number } | { readonly kind: 'adaptive' };
+
+export interface SimResult {
+  readonly answered: number;
+  readonly shed: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly meanBatch: number;
+  /** Answered requests slower than the SLO. */
+  readonly overSlo: number;
+  /** `host.stats.rejected.deadline` at the end. */
+  readonly rejectedDeadline: number;
+  /** The adaptive policy's own counters and learned model (adaptive runs only). */
+  readonly adaptive?: { readonly stats: AdaptiveStats; readonly model: LatencyModelState };
+}
+
+/** Mulberry32: a tiny seeded PRNG, so every run sees the same arrivals. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Poisson arrival times (ms) at `rate` requests per ms. */
+export function poissonArrivals(rate: number, count: number, seed: number): number[] {
+  const next = rng(seed);
+  const out: number[] = [];
+  let t = 0;
+  for (let i = 0; i < count; i++) {
+    t += -Math.log(1 - next()) / rate;
+    out.push(t);
+  }
+  return out;
+}
+
+/** Requests per ms that `load` (0..1) of the model's full-batch throughput means. */
+export function rateForLoad(m: SimModel, load: number): number {
+  return (load * m.maxBatchSize) / (m.a + m.b * m.maxBatchSize);
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
+}
+
+/** Runs one configuration over the given arrival times and reports latency and shedding. */
+export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
+  const clock = new ManualClock();
+  const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy() : undefined;
+  const fn = (items: readonly number[]): Promise<number[]> =>
+    new Promise((resolve) => clock.setTimer(() => resolve([...items]), m.a + m.b * items.length));
+  const host = new ModelHost(fn, {
+    maxBatchSize: m.maxBatchSize,
+    clock,
+    ...(policy.kind === 'fixed'
+      ? { maxDelayMs: policy.maxDelayMs }
+      : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
+  });
+  const latencies: number[] = [];
+  let shed = 0;
+  const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+  let i = 0;
+  while (i < arrivals.length || host.stats.queued + host.stats.running > 0) {
+    const nextArrival = i < arrivals.length ? (arrivals[i] as number) : Infinity;
+    const nextTimer = clock.nextTimerAt ?? Infinity;
+    const t = Math.min(nextArrival, nextTimer);
+    if (t === Infinity) break;
+    clock.advance(Math.max(0, t - clock.now()));
+    if (nextArrival <= nextTimer) {
+      const sent = clock.now();
+      host.inference(i++).then(
+        () => latencies.push(clock.now() - sent),
+        () => shed++,
+      );
+    }
+    await tick();
+  }
+  await host.stop();
+  latencies.sort((x, y) => x - y);
+  const stats = host.stats;
+  return {
+    answered: latencies.length,
+    shed,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies.at(-1) ?? NaN,
+    meanBatch: stats.meanBatchSize,
+    overSlo: latencies.filter((l) => l > m.maxLatencyMs + 1e-9).length,
+    rejectedDeadline: stats.rejected.deadline,
+    ...(adaptive === undefined ? {} : { adaptive: { stats: adaptive.stats, model: adaptive.latencyModel.toJSON() } }),
+  };
+}

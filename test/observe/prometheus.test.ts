@@ -1,0 +1,154 @@
+import { register as globalRegistry, Registry } from 'prom-client';
+import { ModelHost } from '../../src/api/model-host';
+import { ManualClock } from '../../src/core/manual-clock';
+import { combineObservers } from '../../src/observe/combine';
+import { batchSizeBuckets } from '../../src/observe/common';
+import { prometheusMetrics } from '../../src/observe/prometheus';
+import { ControlledModel, settle, track } from '../support/controlled-model';
+
+type Json = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
+
+async function metric(registry: Registry, name: string): Promise<Value[]> {
+  const all: Json = await registry.getMetricsAsJSON();
+  const m = all.find((x) => x.name === name);
+  if (m === undefined) throw new Error(`no metric ${name}; have ${all.map((x) => x.name).join(', ')}`);
+  return m.values as Value[];
+}
+const pick = (values: Value[], metricName: string, labels: Record<string, string | number>) =>
+  values.find((v) => (v.metricName ?? '') === metricName && Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value;
+
+function setup(name = 'clf') {
+  const registry = new Registry();
+  const prom = prometheusMetrics({ registry, maxBatchSize: 8 });
+  const clock = new ManualClock();
+  const model = new ControlledModel<number, number>();
+  const host = new ModelHost(model.fn, { name, maxBatchSize: 8, clock, observer: prom.observer, timeoutMs: 50 });
+  const unwatch = prom.watch(host);
+  return { registry, prom, clock, model, host, unwatch };
+}
+
+describe('prometheusMetrics', () => {
+  test('after real batches: batch size buckets, reasons, outcomes, queue waits, run time, gauges', async () => {
+    const { registry, clock, model, host, unwatch } = setup();
+    const burst = [1, 2, 3, 4, 5].map((x) => track(host.inference(x)));
+    await settle();
+    const queued = Array.from({ length: 10 }, (_, i) => track(host.inference(10 + i)));
+    await settle();
+    // Scraped while the first batch runs and 10 wait.
+    expect(pick(await metric(registry, 'microbatch_queue_depth'), '', { host: 'clf' })).toBe(10);
+    expect(pick(await metric(registry, 'microbatch_batches_in_flight'), '', { host: 'clf' })).toBe(1);
+    expect(pick(await metric(registry, 'microbatch_max_batch_size'), '', { host: 'clf' })).toBe(8);
+
+    clock.advance(3); // the first batch runs 3 ms; the 10 queued wait 3 ms
+    model.answer(0, (x) => x);
+    await settle();
+    clock.advance(4);
+    model.answer(1, (x) => (x === 11 ? new Error('bad item') : x)); // 8 rows, one failed item
+    await settle();
+    clock.advance(60); // the last 2 time out while running (timeoutMs 50)
+    model.answer(2, (x) => x);
+    await settle();
+    expect(burst.every((b) => b.state === 'resolved')).toBe(true);
+    expect(queued.filter((q) => q.state === 'rejected')).toHaveLength(3);
+
+    const size = await metric(registry, 'microbatch_batch_size');
+    expect(size.filter((v) => v.metricName === 'microbatch_batch_size_bucket').map((v) => [v.labels.le, v.value])).toEqual([
+      [1, 0],
+      [2, 1],
+      [4, 1],
+      [8, 3],
+      ['+Inf', 3],
+    ]);
+    expect(pick(size, 'microbatch_batch_size_sum', { host: 'clf' })).toBe(15);
+    const reasons = await metric(registry, 'microbatch_batches_total');
+    expect(pick(reasons, '', { host: 'clf', reason: 'idle' })).toBe(2);
+    expect(pick(reasons, '', { host: 'clf', reason: 'full' })).toBe(1);
+    const outcomes = await metric(registry, 'microbatch_requests_total');
+    expect(pick(outcomes, '', { host: 'clf', outcome: 'ok' })).toBe(12);
+    expect(pick(outcomes, '', { host: 'clf', outcome: 'error' })).toBe(1);
+    expect(pick(outcomes, '', { host: 'clf', outcome: 'timeout' })).toBe(2);
+
+    const wait = await metric(registry, 'microbatch_queue_wait_seconds');
+    expect(pick(wait, 'microbatch_queue_wait_seconds_count', { host: 'clf' })).toBe(15);
+    expect(pick(wait, 'microbatch_queue_wait_seconds_bucket', { host: 'clf', le: 0.0005 })).toBe(5); // the burst ran at once
+    expect(pick(wait, 'microbatch_queue_wait_seconds_bucket', { host: 'clf', le: 0.0025 })).toBe(5);
+    expect(pick(wait, 'microbatch_queue_wait_seconds_bucket', { host: 'clf', le: 0.005 })).toBe(13); // 8 waited 3 ms
+    expect(pick(wait, 'microbatch_queue_wait_seconds_bucket', { host: 'clf', le: 0.01 })).toBe(15); // 2 waited 7 ms
+    expect(pick(wait, 'microbatch_queue_wait_seconds_sum', { host: 'clf' })).toBeCloseTo(8 * 0.003 + 2 * 0.007);
+    const run = await metric(registry, 'microbatch_run_seconds');
+    expect(pick(run, 'microbatch_run_seconds_sum', { host: 'clf' })).toBeCloseTo(0.003 + 0.004 + 0.06);
+    const duration = await metric(registry, 'microbatch_request_duration_seconds');
+    expect(pick(duration, 'microbatch_request_duration_seconds_count', { host: 'clf' })).toBe(12);
+
+    expect(pick(await metric(registry, 'microbatch_queue_depth'), '', { host: 'clf' })).toBe(0);
+    unwatch();
+    expect(await metric(registry, 'microbatch_queue_depth')).toEqual([]);
+    // The text format a Prometheus server scrapes.
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE microbatch_batch_size histogram');
+    expect(text).toContain('microbatch_requests_total{host="clf",outcome="ok"} 12');
+  });
+
+  test('never touches the global registry; one observer serves two hosts, told apart by label', async () => {
+    const registry = new Registry();
+    const prom = prometheusMetrics({ registry, prefix: 'mb_', maxBatchSize: 4 });
+    const a = new ModelHost(async (xs: readonly number[]) => xs, { name: 'a', maxBatchSize: 4, observer: prom.observer });
+    const b = new ModelHost(async (xs: readonly number[]) => xs, { name: 'b', maxBatchSize: 4, observer: prom.observer });
+    prom.watch(a);
+    prom.watch(b);
+    await Promise.all([a.inference(1), a.inference(2), b.inference(3)]);
+    const size = await metric(registry, 'mb_batch_size');
+    expect(pick(size, 'mb_batch_size_sum', { host: 'a' })).toBe(2);
+    expect(pick(size, 'mb_batch_size_sum', { host: 'b' })).toBe(1);
+    expect((await metric(registry, 'mb_queue_depth')).map((v) => v.labels.host).sort()).toEqual(['a', 'b']);
+    expect(globalRegistry.getSingleMetric('mb_batch_size')).toBeUndefined();
+    expect(globalRegistry.getSingleMetric('microbatch_batch_size')).toBeUndefined();
+    // A second set in the same registry is a naming clash prom-client reports.
+    expect(() => prometheusMetrics({ registry, prefix: 'mb_' })).toThrow(/already been registered/);
+    expect(() => prometheusMetrics({} as never)).toThrow(/Registry/);
+  });
+
+  test('shed requests are counted by outcome', async () => {
+    const registry = new Registry();
+    const prom = prometheusMetrics({ registry });
+    const host = new ModelHost(async (xs: readonly number[]) => xs, {
+      name: 's',
+      maxBatchSize: 4,
+      observer: prom.observer,
+      policy: { name: 'shed-all', decide: (q) => ({ release: false, shed: [...q.requests()] }) },
+    });
+    await expect(host.inference(1)).rejects.toMatchObject({ reason: 'shed' });
+    expect(pick(await metric(registry, 'microbatch_requests_total'), '', { host: 's', outcome: 'shed' })).toBe(1);
+  });
+
+  test('combineObservers: each observer gets every event and only its own captured contexts', async () => {
+    const seen: unknown[][] = [];
+    const plain: number[] = [];
+    let n = 0;
+    const observer = combineObservers(
+      { captureContext: () => `ctx${n++}`, onBatch: (e) => seen.push([...e.contexts]) },
+      { onBatch: (e) => plain.push(e.contexts.length) },
+      undefined,
+      {
+        onBatch: () => {
+          throw new Error('broken observer');
+        },
+      },
+    );
+    const host = new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 4, observer });
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    await Promise.all([host.inference(1), host.inference(2)]);
+    await settle();
+    warn.mockRestore();
+    expect(seen).toEqual([['ctx0', 'ctx1']]);
+    expect(plain).toEqual([0]);
+  });
+
+  test('batch size buckets are powers of two up to maxBatchSize, which gets its own', () => {
+    expect(batchSizeBuckets(1)).toEqual([1]);
+    expect(batchSizeBuckets(24)).toEqual([1, 2, 4, 8, 16, 24]);
+    expect(batchSizeBuckets(32)).toEqual([1, 2, 4, 8, 16, 32]);
+    expect(() => batchSizeBuckets(0)).toThrow(RangeError);
+  });
+});
