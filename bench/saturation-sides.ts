@@ -1,0 +1,62 @@
+/**
+ * The sides of the saturation scenario (shared with the event-loop scenario): 256 closed-loop
+ * clients against (a) one `session.run` per request, (b) a microbatch host with the inline concat
+ * batch function, (b') the same allocating a fresh input array per batch, (d) back-to-back
+ * `session.run` on pre-formed batches.
+ */
+import { ModelHost } from '../src/api/model-host';
+import { closedLoop, now, type Side } from './harness';
+import { concatBatchFn, preformedBatch, runOne, runRows, type BenchModel } from './models';
+
+export const CLIENTS = 256;
+
+export interface SatRep {
+  readonly throughput: number;
+  readonly meanBatchSize: number;
+}
+
+export const B = '(b) microbatch inline';
+export const B_ALLOC = "(b') inline, fresh input array per batch";
+
+function microbatchSide(name: string, m: BenchModel, durationMs: number, reuse: boolean): Side<SatRep> {
+  return {
+    name,
+    async run() {
+      const host = new ModelHost(concatBatchFn(m, reuse), { maxBatchSize: m.maxBatchSize });
+      const r = await closedLoop({ clients: CLIENTS, durationMs, call: (i) => host.inference(m.items[i % m.items.length] as Float32Array) });
+      const meanBatchSize = host.stats.meanBatchSize;
+      await host.stop();
+      if (r.failed > 0) throw new Error(`${r.failed} requests failed`);
+      return { throughput: r.throughput, meanBatchSize };
+    },
+  };
+}
+
+/** The sides for one model; each repetition runs for `durationMs`. */
+export function saturationSides(m: BenchModel, durationMs: number): Side<SatRep>[] {
+  const item = (i: number): Float32Array => m.items[i % m.items.length] as Float32Array;
+  const batch = preformedBatch(m);
+  return [
+    {
+      name: '(a) unbatched',
+      async run() {
+        const r = await closedLoop({ clients: CLIENTS, durationMs, call: (i) => runOne(m, item(i)) });
+        return { throughput: r.throughput, meanBatchSize: 1 };
+      },
+    },
+    microbatchSide(B, m, durationMs, true),
+    microbatchSide(B_ALLOC, m, durationMs, false),
+    {
+      name: '(d) limit: pre-formed batches',
+      async run() {
+        const start = now();
+        let runs = 0;
+        while (now() - start < durationMs) {
+          await runRows(m, batch, m.maxBatchSize);
+          runs++;
+        }
+        return { throughput: ((runs * m.maxBatchSize) / (now() - start)) * 1000, meanBatchSize: m.maxBatchSize };
+      },
+    },
+  ];
+}
