@@ -30,10 +30,13 @@ export type {
 export { ContextProviderError } from './api/context';
 export type { ContextFactory, ContextProvider, ContextProviders } from './api/context';
 export { createHost } from './api/create-host';
-export type { Constructor, CreateHostOptions } from './api/create-host';
+export { createWorkerHost } from './api/create-worker-host';
+export type { WorkerHostOptions } from './api/create-worker-host';
+export type { Constructor, CreateHostOptions, HostedWorkerOptions } from './api/create-host';
 export { asBatched } from './api/generated-inference';
 export type { Batched } from './api/generated-inference';
 export { OnnxSession } from './api/tokens';
+export { WorkerInfo } from './api/worker-context-token';
 export { ModelHost } from './api/model-host';
 export type { HostStats, StopOptions } from './api/model-host';
 export { Proxy } from './api/proxy';
@@ -85,5 +88,9 @@ export type {
   ReleaseReason,
 } from './core/policy';
 export type { BatchFunction, Executor } from './executors/executor';
+export { WorkerCrashedError, WorkerExecutor, WorkerStartError } from './executors/worker';
+export type { WorkerBatchObject, WorkerContext, WorkerExecutorOptions, WorkerExecutorStats, WorkerFactory } from './executors/worker';
+export { connectHost, HostUnavailableError, serveHost, SocketHostClient } from './executors/socket';
+export type { ConnectHostOptions, InferenceTarget, ServeHostOptions, SocketHostServer } from './executors/socket';
 export { combineObservers } from './observe/combine';
 export type { WatchedHost } from './observe/common';

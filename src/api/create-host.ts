@@ -8,6 +8,11 @@ import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
 import { loadContext, releaseContext, type ContextProviders } from './context';
+import { extname, join } from 'node:path';
+import { findModuleExport, type ExportLocation } from '../executors/worker/find-export';
+import type { WorkerExecutorOptions } from '../executors/worker/options';
+import { WorkerExecutor } from '../executors/worker/worker-executor';
+import type { HostedClassData } from './hosted-class-worker';
 import { ModelHost } from './model-host';
 
 /**
@@ -44,13 +49,70 @@ export interface CreateHostOptions<M extends PropertyKey = string | symbol> exte
    * @default `predictBatch`, or the class's only `@batching` method
    */
   method?: M;
+  /**
+   * Where batches run. `'inline'`: on this thread. `'worker'` (or an options object): in worker
+   * threads, each constructing its own instance of the class and its own context, so the model
+   * never blocks this thread's event loop. Workers find the class and the context by module path
+   * and export name: export both from their modules (the context as one object, e.g.
+   * `export const context = {...}`), or give their locations here. `maxConcurrentBatches`
+   * defaults to the number of workers.
+   * @default 'inline'
+   */
+  executor?: 'inline' | 'worker' | HostedWorkerOptions;
 }
+
+/**
+ * The worker pool of `createHost(C, { executor: {...} })`: the {@link WorkerExecutorOptions} that
+ * make sense for a hosted class, plus where the workers load the class and the context from when
+ * that cannot be found automatically (under jest, which has its own module registry).
+ *
+ * @example
+ * ```ts
+ * const executor: HostedWorkerOptions = { workers: 2, intraOpNumThreads: 1, classModule: require.resolve('./scorer') };
+ * ```
+ */
+export interface HostedWorkerOptions
+  extends Pick<WorkerExecutorOptions, 'workers' | 'intraOpNumThreads' | 'resourceLimits' | 'transferBatch' | 'startTimeoutMs' | 'stopTimeoutMs'> {
+  /**
+   * The module file that exports the class.
+   * @default found among the loaded modules' exports
+   */
+  classModule?: string;
+  /**
+   * The class's export name in `classModule`.
+   * @default the class's name, or the export found with it
+   */
+  classExport?: string;
+  /**
+   * The module file that exports the `context` object.
+   * @default found among the loaded modules' exports
+   */
+  contextModule?: string;
+  /**
+   * The context's export name in `contextModule`.
+   * @default the export found with it, else `'context'`
+   */
+  contextExport?: string;
+}
+
+const WORKER_KEYS = [
+  'workers',
+  'intraOpNumThreads',
+  'resourceLimits',
+  'transferBatch',
+  'startTimeoutMs',
+  'stopTimeoutMs',
+  'classModule',
+  'classExport',
+  'contextModule',
+  'contextExport',
+];
 
 /** A class that constructs `T` (tsyringe resolves constructors of any arity). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- constructors of any arity
 export type Constructor<T> = new (...args: any[]) => T;
 
-const CREATE_HOST_KEYS = ['container', 'context', 'method', ...HOST_OPTION_KEYS];
+const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', ...HOST_OPTION_KEYS];
 
 /**
  * Builds a started {@link ModelHost} for a model class with an `@batching` method: creates a child
@@ -92,7 +154,7 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);
   rejectUnknownKeys(where, options, CREATE_HOST_KEYS);
-  const { container = globalContainer, context, method, ...overrides } = options;
+  const { container = globalContainer, context, method, executor: placement = 'inline', ...overrides } = options;
   if (typeof container !== 'object' || container === null || typeof container.createChildContainer !== 'function') {
     fail(where, 'container', 'a tsyringe DependencyContainer', container);
   }
@@ -101,6 +163,7 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) hostOptions[k] = v;
   // Checked before any provider runs: a typo must not cost a model load.
   resolveOptions(where, hostOptions);
+  if (placement !== 'inline') return hostInWorkers(Class, context, picked.method, hostOptions, placement, where);
 
   const loaded = await loadContext(container, context, where);
   let instance: object;
@@ -123,4 +186,81 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
   await host.start();
   return host;
+}
+
+/** `createHost` with `executor: 'worker'`: the class and its context are built in each worker. */
+async function hostInWorkers(
+  Class: Constructor<object>,
+  context: ContextProviders | undefined,
+  method: string | symbol,
+  hostOptions: Record<string, unknown>,
+  executor: 'worker' | HostedWorkerOptions,
+  where: string,
+): Promise<ModelHost<unknown, unknown>> {
+  const o: HostedWorkerOptions = executor === 'worker' ? {} : executor;
+  if (typeof o !== 'object' || o === null) fail(where, 'executor', "'inline', 'worker' or an object of worker options", executor);
+  rejectUnknownKeys(`${where}: executor`, o, WORKER_KEYS);
+  if (typeof method === 'symbol') {
+    throw new TypeError(`${where}: a symbol-named batch method (${String(method)}) cannot be named to a worker thread; use a string-named method with executor 'worker'`);
+  }
+  const located = (value: unknown, module: string | undefined, exportName: string | undefined, what: string, hint: string): ExportLocation => {
+    if (module !== undefined) return { module, exportName: exportName ?? fallbackExport(value) };
+    const found = findModuleExport(value);
+    if (found === undefined) {
+      throw new TypeError(
+        `${where}: with executor 'worker', each worker loads the ${what} by module path and export name, but it is not among ` +
+          `the exports of any loaded module. ${hint}`,
+      );
+    }
+    return exportName === undefined ? found : { module: found.module, exportName };
+  };
+  const cls = located(Class, o.classModule, o.classExport, `class ${nameOf(Class)}`, 'Export it from its module, or pass executor: { classModule, classExport }.');
+  const ctx =
+    context === undefined
+      ? undefined
+      : located(
+          context,
+          o.contextModule,
+          o.contextExport,
+          'context',
+          'Context providers are functions and cannot be sent to a thread: export the context object from a module ' +
+            '(export const context = { ... }) and pass that object, or pass executor: { contextModule, contextExport }.',
+        );
+  const data: HostedClassData = {
+    classModule: cls.module,
+    classExport: cls.exportName,
+    contextModule: ctx?.module,
+    contextExport: ctx?.exportName,
+    method,
+    where,
+  };
+  const isTs = (file: string | undefined): boolean => file !== undefined && /\.[cm]?tsx?$/.test(file);
+  const pool = new WorkerExecutor({
+    module: join(__dirname, `hosted-class-worker${extname(__filename)}`),
+    workerData: data,
+    workers: o.workers,
+    intraOpNumThreads: o.intraOpNumThreads,
+    resourceLimits: o.resourceLimits,
+    transferBatch: o.transferBatch,
+    startTimeoutMs: o.startTimeoutMs,
+    stopTimeoutMs: o.stopTimeoutMs,
+    // The pool can replace a hung worker; the host alone could only abandon it.
+    batchTimeoutMs: hostOptions.batchTimeoutMs as number | undefined,
+    loadsTypeScript: isTs(cls.module) || isTs(ctx?.module),
+    name: String(hostOptions.name),
+  });
+  const { batchTimeoutMs: _moved, ...rest } = hostOptions;
+  rest.maxConcurrentBatches ??= pool.workers;
+  const host = new ModelHost<unknown, unknown, unknown, unknown>(pool, rest as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
+  try {
+    await host.start();
+  } catch (e) {
+    await host.stop({ drain: false }).catch(() => undefined);
+    throw e;
+  }
+  return host as ModelHost<unknown, unknown>;
+}
+
+function fallbackExport(value: unknown): string {
+  return typeof value === 'function' && value.name !== '' ? value.name : 'context';
 }

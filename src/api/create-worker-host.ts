@@ -1,0 +1,68 @@
+import type { Batcher } from '../core/batcher';
+import type { HostOptions } from '../core/options';
+import { WORKER_OPTION_KEYS, type WorkerExecutorOptions } from '../executors/worker/options';
+import { WorkerExecutor } from '../executors/worker/worker-executor';
+import { ModelHost } from './model-host';
+
+/**
+ * Options of {@link createWorkerHost}: the worker pool's ({@link WorkerExecutorOptions}) and the
+ * host's ({@link HostOptions}) in one object. `name` names both; `batchTimeoutMs` goes to the pool,
+ * which can terminate and replace a hung worker (the host alone could only abandon it);
+ * `maxConcurrentBatches` defaults to `workers`.
+ *
+ * @example
+ * ```ts
+ * const options: WorkerHostOptions<Float32Array, Float32Array> = {
+ *   module: require.resolve('./model.worker'), workers: 2, maxBatchSize: 32, maxDelayMs: 2,
+ * };
+ * ```
+ */
+export type WorkerHostOptions<In, Out, Batch = readonly In[], BatchOut = ReadonlyArray<Out | Error>, Data = unknown> = WorkerExecutorOptions<Data> &
+  HostOptions<In, Out, Batch, BatchOut>;
+
+/**
+ * Builds and starts a {@link ModelHost} whose batches run in a {@link WorkerExecutor}: batching,
+ * queueing and callers stay on this thread, the model runs in `workers` threads, and up to
+ * `workers` batches run at once (`maxConcurrentBatches` follows the worker count unless given).
+ * Resolves once every worker is ready; rejects with the worker's `WorkerStartError` otherwise
+ * (bad module path, missing export, a factory that threw), leaving no thread behind.
+ *
+ * @example
+ * ```ts
+ * const host = await createWorkerHost<Float32Array, Float32Array>({
+ *   module: require.resolve('./model.worker'), // exports a factory (ctx) => batchFn
+ *   workers: 2, intraOpNumThreads: 1, maxBatchSize: 32,
+ * });
+ * const y = await host.inference(row); // batched with concurrent callers, run off the event loop
+ * await host.stop();                   // drains, then terminates the workers
+ * ```
+ */
+export function createWorkerHost<In, Out, Batch, BatchOut, Data = unknown>(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  options: WorkerHostOptions<In, Out, Batch, BatchOut, Data> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+): Promise<ModelHost<In, Out, Batch, BatchOut>>;
+export function createWorkerHost<In, Out, Data = unknown>(options: WorkerHostOptions<In, Out, readonly In[], ReadonlyArray<Out | Error>, Data>): Promise<ModelHost<In, Out>>;
+export async function createWorkerHost(options: WorkerHostOptions<unknown, unknown>): Promise<ModelHost<unknown, unknown, unknown, unknown>> {
+  const workerOptions: Record<string, unknown> = {};
+  const hostOptions: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (key === 'name') {
+      workerOptions[key] = value;
+      hostOptions[key] = value;
+    } else if (WORKER_OPTION_KEYS.includes(key)) {
+      workerOptions[key] = value;
+    } else {
+      hostOptions[key] = value;
+    }
+  }
+  const executor = new WorkerExecutor(workerOptions as unknown as WorkerExecutorOptions);
+  hostOptions.maxConcurrentBatches ??= executor.workers;
+  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as HostOptions<unknown, unknown, unknown, unknown> & { batcher: Batcher<unknown, unknown> });
+  try {
+    await host.start();
+  } catch (e) {
+    await host.stop({ drain: false }).catch(() => undefined);
+    throw e;
+  }
+  return host;
+}
