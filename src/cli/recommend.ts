@@ -1,0 +1,60 @@
+/** The measured latency of one batch size. */
+export interface BatchTiming {
+  /** Rows in the batch. */
+  readonly batchSize: number;
+  /** Timed runs (after the warm-up). */
+  readonly runs: number;
+  /** Median latency of one model call, in milliseconds. */
+  readonly medianMs: number;
+}
+
+/** What {@link recommend} suggests, with the reasons in words. */
+export interface Recommendation {
+  readonly maxBatchSize: number;
+  readonly maxDelayMs: number;
+  readonly why: readonly string[];
+}
+
+/**
+ * How much cheaper per item a batch must be, relative to the best measured, to count: within 10 %
+ * of the best cost per item is "as good", since run-to-run noise on a busy CPU is about that.
+ */
+const GOOD_ENOUGH = 1.1;
+
+/**
+ * Recommends settings from measured latencies:
+ *
+ * - `maxBatchSize`: the smallest batch size whose cost per item is within 10 % of the best
+ *   measured. Larger batches would add latency for no meaningful throughput.
+ * - `maxDelayMs`: `0` when batching does not lower the cost per item by at least 10 % (a wait
+ *   would then only add latency); otherwise half the run time of a batch of that size, rounded to
+ *   0.01 ms: long enough for a batch to fill at moderate load, and never adding more latency than
+ *   the run itself costs.
+ *
+ * @example
+ * ```ts
+ * recommend([{ batchSize: 1, runs: 9, medianMs: 1 }, { batchSize: 8, runs: 9, medianMs: 2 }]);
+ * // { maxBatchSize: 8, maxDelayMs: 1, why: [...] }
+ * ```
+ */
+export function recommend(timings: readonly BatchTiming[]): Recommendation {
+  if (timings.length === 0) throw new RangeError('recommend: no timings');
+  const perItem = (t: BatchTiming): number => t.medianMs / t.batchSize;
+  const best = Math.min(...timings.map(perItem));
+  const chosen = [...timings].sort((a, b) => a.batchSize - b.batchSize).find((t) => perItem(t) <= best * GOOD_ENOUGH) as BatchTiming;
+  const single = timings.find((t) => t.batchSize === 1);
+  const gain = single === undefined ? 1 : perItem(single) / perItem(chosen);
+  const why = [
+    `batch ${chosen.batchSize} costs ${perItem(chosen).toFixed(4)} ms per item, within 10% of the best measured (${best.toFixed(4)} ms)`,
+  ];
+  if (chosen.batchSize === 1 || gain < GOOD_ENOUGH) {
+    why.push(`batching lowers the cost per item by ${((1 - 1 / gain) * 100).toFixed(0)}% only, so waiting for fuller batches would just add latency: maxDelayMs 0`);
+    return { maxBatchSize: chosen.batchSize, maxDelayMs: 0, why };
+  }
+  const delay = Math.max(0.01, Math.round((chosen.medianMs / 2) * 100) / 100);
+  why.push(
+    `batching is ${gain.toFixed(2)}x cheaper per item than batch 1; a batch of ${chosen.batchSize} runs in ${chosen.medianMs.toFixed(3)} ms, ` +
+      `so a wait of half that (${delay} ms) lets batches fill at moderate load without adding more latency than a run`,
+  );
+  return { maxBatchSize: chosen.batchSize, maxDelayMs: delay, why };
+}

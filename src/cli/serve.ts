@@ -1,0 +1,120 @@
+import { existsSync } from 'node:fs';
+import type { HostObserver } from '../core/observer';
+import { availableParallelism } from 'node:os';
+import type { MetricsSource } from '../http/options';
+import type * as PromAdapter from '../observe/prometheus';
+import type * as PromClient from 'prom-client';
+import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
+import type { Io } from './io';
+import type { ServingHost } from './serving-host';
+
+/** `microbatch serve --help`. */
+export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
+
+Serves an ONNX model over HTTP with dynamic batching: concurrent requests are merged into one
+model call. KServe v2 / Triton JSON and binary tensors on POST /v1/models/NAME/infer (and /v2/...);
+GET /v1/models/NAME, /healthz, /readyz, /metrics. SIGTERM or SIGINT drains and exits 0.
+
+Options:
+  --port N              port to listen on; 0 picks a free one            (default 8080)
+  --host ADDR           interface to bind; 0.0.0.0 exposes it            (default 127.0.0.1)
+  --name NAME           model name in URLs                               (default: file name without .onnx)
+  --max-batch-size N    most rows in one model call                      (default 32)
+  --max-delay-ms MS     wait for a fuller batch when the model is free   (default 0)
+  --max-queue-size N    waiting requests before 503 + Retry-After        (default 1024)
+  --timeout-ms MS       default per-request time limit (504 past it)     (default 30000)
+  --max-body-bytes N    largest request body (413 past it)               (default 16777216)
+  --workers N           worker threads running the model; 0: inline     (default 1)
+  --threads N           onnxruntime threads per worker                   (default: cores / workers)
+  -h, --help            show this help
+
+Example:
+  microbatch serve model.onnx --port 8080 --max-batch-size 32
+  curl -s localhost:8080/v1/models/model
+`;
+
+const OPTIONS: Options = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  name: { type: 'string' },
+  'max-batch-size': { type: 'string' },
+  'max-delay-ms': { type: 'string' },
+  'max-queue-size': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'max-body-bytes': { type: 'string' },
+  workers: { type: 'string' },
+  threads: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/**
+ * Metrics when prom-client is installed (an optional peer dependency): the Prometheus adapter's
+ * observer for the host and its registry for `/metrics`. Without prom-client, none.
+ */
+function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: MetricsSource; watch(host: ServingHost): void } | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional: only when prom-client is there
+    const { Registry } = require('prom-client') as typeof PromClient;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- it imports prom-client itself
+    const { prometheusMetrics } = require('../observe/prometheus') as typeof PromAdapter;
+    const registry = new Registry();
+    const prom = prometheusMetrics({ registry, maxBatchSize });
+    return { observer: prom.observer, registry, watch: (host) => prom.watch(host) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `microbatch serve`; resolves once listening (the process then lives until a signal). @internal */
+export async function serve(argv: readonly string[], io: Io): Promise<number | undefined> {
+  const cmd = 'microbatch serve';
+  const { values, positionals } = parse(cmd, argv, OPTIONS);
+  if (values.help === true) {
+    io.out(SERVE_HELP);
+    return 0;
+  }
+  const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file)');
+  const port = numberFlag(cmd, values, 'port', { min: 0, max: 65535, integer: true }) ?? 8080;
+  const maxBatchSize = numberFlag(cmd, values, 'max-batch-size', { min: 1, integer: true }) ?? 32;
+  const maxDelayMs = numberFlag(cmd, values, 'max-delay-ms', { min: 0 }) ?? 0;
+  const maxQueueSize = numberFlag(cmd, values, 'max-queue-size', { min: 1, integer: true }) ?? 1024;
+  const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? 30_000;
+  const maxBodyBytes = numberFlag(cmd, values, 'max-body-bytes', { min: 1, integer: true });
+  const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? 1;
+  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
+  const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+  const name = typeof values.name === 'string' ? values.name : undefined;
+  if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
+  if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
+
+  // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
+  const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('./serving-host'), import('../http/server'), import('../http/shutdown')]);
+  const metrics = loadMetrics(maxBatchSize);
+  const model = await createServingHost(modelPath, {
+    maxBatchSize,
+    maxDelayMs,
+    maxQueueSize,
+    workers,
+    ...(threads !== undefined ? { threads } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(metrics !== undefined ? { observer: metrics.observer } : {}),
+  });
+  metrics?.watch(model);
+  const server = createInferenceServer({
+    models: { [model.name]: model },
+    limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
+    ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    log: (line) => io.err(line),
+  });
+  const address = await server.listen(port, host);
+  handleShutdownSignals(server, { log: (line) => io.err(line) });
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const threadsUsed = threads ?? Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
+  io.err(
+    `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
+      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threadsUsed} thread${threadsUsed > 1 ? 's' : ''}, ` +
+      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? ', no /metrics (prom-client is not installed)' : ''}`,
+  );
+  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v1/models/${encodeURIComponent(model.name)}/infer)\n`);
+  return undefined;
+}

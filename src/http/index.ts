@@ -1,0 +1,18 @@
+/**
+ * The HTTP server (`microbatch/http`): serve batching hosts over HTTP with the KServe v2 / Triton
+ * inference protocol (JSON and binary tensors), health and readiness probes, Prometheus metrics and
+ * graceful shutdown, on `node:http` with no framework.
+ * @packageDocumentation
+ */
+export { createInferenceServer } from './server';
+export type { InferenceServer } from './server';
+export { handleShutdownSignals } from './shutdown';
+export type { ShutdownOptions } from './shutdown';
+export { DEFAULT_LIMITS } from './options';
+export type { CloseOptions, InferenceServerOptions, MetricsSource, ServableModel, ServedTensor, ServerLimits } from './options';
+export { HttpError, toHttpError } from './http-error';
+export { KSERVE_DATATYPES, kserveDatatype } from './datatypes';
+export type { KServeDatatype } from './datatypes';
+export type { ModelMetadata, TensorMetadata } from './metadata';
+export { TIMEOUT_HEADER } from './infer';
+export { HEADER_LENGTH } from './encode-response';

@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decodeRequest } from './decode-request';
+import { encodeResponse, HEADER_LENGTH } from './encode-response';
+import { badRequest, toHttpError } from './http-error';
+import type { ServableModel } from './options';
+import type { ResolvedLimits } from './options';
+import { readBody } from './read-body';
+import { send } from './respond';
+
+/** The header a client may send to set its own time limit, in milliseconds. */
+export const TIMEOUT_HEADER = 'timeout-ms';
+
+/** What the inference route needs from the server. @internal */
+export interface InferContext {
+  readonly modelName: string;
+  readonly host: ServableModel;
+  readonly limits: ResolvedLimits;
+  readonly int64As: 'number' | 'string';
+}
+
+/** Splits the body into the JSON header and the binary section (binary extension), or refuses it. */
+function bodyParts(req: IncomingMessage): 'json' | number {
+  const headerLength = req.headers[HEADER_LENGTH];
+  if (headerLength !== undefined) {
+    const n = Number(headerLength);
+    if (!/^\d+$/.test(String(headerLength)) || !Number.isSafeInteger(n)) {
+      throw badRequest('invalid_header', `Inference-Header-Content-Length must be a byte count, got ${JSON.stringify(headerLength)}`);
+    }
+    return n;
+  }
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) return 'json';
+  throw badRequest(
+    'unsupported_content_type',
+    `unsupported Content-Type ${JSON.stringify(type)}: send application/json (KServe v2 JSON), or binary tensors with the Inference-Header-Content-Length header`,
+  );
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw badRequest('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limits: ResolvedLimits): number {
+  const header = req.headers[TIMEOUT_HEADER];
+  let asked = fromBody;
+  if (header !== undefined) {
+    const n = Number(header);
+    if (!(n > 0)) throw badRequest('invalid_header', `the Timeout-Ms header must be a positive number of milliseconds, got ${JSON.stringify(header)}`);
+    asked = n;
+  }
+  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+}
+
+/**
+ * `POST /v1/models/:name/infer`: reads and checks the request, queues it on the host (so it is
+ * batched with concurrent ones), and answers the outputs. A client that disconnects aborts its
+ * request, which leaves the queue if it has not started.
+ * @internal
+ */
+export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx: InferContext): Promise<void> {
+  const parts = bodyParts(req);
+  const body = await readBody(req, ctx.limits.maxBodyBytes);
+  const headerLength = parts === 'json' ? body.length : parts;
+  if (headerLength > body.length) {
+    throw badRequest('invalid_header', `Inference-Header-Content-Length is ${headerLength}, but the body has only ${body.length} bytes`);
+  }
+  const json = parseJson(body.subarray(0, headerLength));
+  const request = decodeRequest(json, {
+    modelName: ctx.modelName,
+    host: ctx.host,
+    maxElements: ctx.limits.maxElements,
+    binary: parts === 'json' ? undefined : body.subarray(headerLength),
+  });
+  const timeoutMs = clientTimeout(req, request.timeoutMs, ctx.limits);
+
+  const abort = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
+  };
+  res.once('close', onClose);
+  try {
+    const results = await ctx.host.inference(request.feeds, { timeoutMs, signal: abort.signal });
+    const out = encodeResponse(ctx.modelName, request, results, ctx.int64As);
+    send(res, 200, out.headers, out.body);
+  } catch (e) {
+    throw toHttpError(e, ctx.limits.retryAfterSeconds);
+  } finally {
+    res.off('close', onClose);
+  }
+}

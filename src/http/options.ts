@@ -1,0 +1,160 @@
+import type { RequestOptions } from '../core/options';
+import type { TensorLike } from '../tensor/tensor-like';
+
+/** One input or output of a served model, as `describeModel` (from `microbatch/onnx`) reports it. */
+export interface ServedTensor {
+  /** The name in feeds and results. */
+  readonly name: string;
+  /** The tensor type (`'float32'`, `'int64'`, `'string'`...). */
+  readonly dtype: string;
+  /** Declared dims: numbers are fixed, strings are symbolic (any size). */
+  readonly dims: ReadonlyArray<number | string>;
+  /** The batch axis, or `'shared'` for an input that is the same for a whole batch. */
+  readonly batchAxis: number | 'shared';
+}
+
+/**
+ * What the server needs from a model: a host that takes the feeds of one request (tensors by
+ * input name) and answers that request's outputs, plus the model's metadata, which requests are
+ * checked against before they are queued. An `OnnxHost` from `createOnnxHost` is one, and so is a
+ * worker-backed host with a `model` property (see `createServingHost`).
+ *
+ * @example
+ * ```ts
+ * const host = await createOnnxHost('model.onnx', { maxBatchSize: 32, maxQueueSize: 256 });
+ * createInferenceServer({ models: { classifier: host } });
+ * ```
+ */
+export interface ServableModel {
+  /** The model's inputs and outputs. */
+  readonly model: { readonly inputs: readonly ServedTensor[]; readonly outputs: readonly ServedTensor[] };
+  /** The host's limits; `maxBatchSize` bounds the batch dimension of one request. */
+  readonly options?: { readonly maxBatchSize: number };
+  /** Runs one request (batched with concurrent ones). */
+  inference(feeds: Record<string, TensorLike>, options?: RequestOptions): Promise<Record<string, TensorLike>>;
+  /** Stops the host; the server calls it on `close()` (draining when asked). */
+  stop(options?: { drain?: boolean }): Promise<void>;
+}
+
+/**
+ * Where `/metrics` text comes from: a function returning Prometheus exposition text, or an object
+ * with `metrics()` and an optional `contentType`, which a prom-client `Registry` is.
+ *
+ * @example
+ * ```ts
+ * import { Registry } from 'prom-client';
+ * const registry = new Registry();
+ * createInferenceServer({ models, metrics: registry });
+ * // or: metrics: () => myText()
+ * ```
+ */
+export type MetricsSource = (() => string | Promise<string>) | { metrics(): string | Promise<string>; readonly contentType?: string };
+
+/**
+ * Limits that keep one client from hurting the others. Every one has a safe default; the queue
+ * bound itself is the host's `maxQueueSize` (a full queue answers 503 with `Retry-After`).
+ */
+export interface ServerLimits {
+  /**
+   * Largest request body in bytes. A larger `Content-Length` is refused with 413 before the body
+   * is read; a chunked body is cut off (413) as soon as it passes the limit.
+   * @default 16777216 (16 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * Most tensor elements in one request, summed over its inputs (400 past it), so that a small
+   * body cannot declare a huge shape and a large one cannot pin the model.
+   * @default 4194304 (2^22)
+   */
+  maxElements?: number;
+  /**
+   * Per-request time limit in milliseconds when the client names none; past it the answer is 504.
+   * A client may ask for another with the `Timeout-Ms` header or `parameters.timeout_ms` in the body.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /**
+   * The longest time limit a client may ask for; larger requests are clamped to it.
+   * @default 120000
+   */
+  maxTimeoutMs?: number;
+  /**
+   * The `Retry-After` seconds sent with 503 answers (queue full, shed, stopping).
+   * @default 1
+   */
+  retryAfterSeconds?: number;
+  /**
+   * Time allowed to receive a whole request, headers and body (Node's `server.requestTimeout`):
+   * a client that trickles bytes is cut off with 408.
+   * @default 60000
+   */
+  requestTimeoutMs?: number;
+}
+
+/** The limits with their defaults filled in. @internal */
+export type ResolvedLimits = Required<ServerLimits>;
+
+/** The defaults of {@link ServerLimits}. */
+export const DEFAULT_LIMITS: Readonly<Required<ServerLimits>> = {
+  maxBodyBytes: 16 * 1024 * 1024,
+  maxElements: 2 ** 22,
+  timeoutMs: 30_000,
+  maxTimeoutMs: 120_000,
+  retryAfterSeconds: 1,
+  requestTimeoutMs: 60_000,
+};
+
+/** Options of {@link createInferenceServer}. */
+export interface InferenceServerOptions {
+  /**
+   * The models to serve, by the name used in URLs (`/v1/models/:name/infer`). A promise is
+   * allowed: the server can listen (`/healthz` answers) while a model loads, and `/readyz` turns
+   * ready once every model is loaded.
+   * @example `{ models: { classifier: await createOnnxHost('cls.onnx', { maxBatchSize: 32 }) } }`
+   */
+  models: Readonly<Record<string, ServableModel | PromiseLike<ServableModel>>>;
+  /**
+   * Size and time limits; see {@link ServerLimits}.
+   * @default {@link DEFAULT_LIMITS}
+   */
+  limits?: ServerLimits;
+  /**
+   * What `GET /metrics` serves; without it `/metrics` answers 404.
+   * @default undefined
+   */
+  metrics?: MetricsSource;
+  /**
+   * How 64-bit integers (`INT64`, `UINT64`) are written in JSON answers: `'number'` writes exact
+   * digits as JSON numbers (clients parsing into doubles lose precision past 2^53), `'string'`
+   * writes them as decimal strings. Requests may use either form.
+   * @default 'number'
+   */
+  int64As?: 'number' | 'string';
+  /**
+   * Stop the hosts when the server closes (draining them when `close({ drain: true })`).
+   * @default true
+   */
+  stopModelsOnClose?: boolean;
+  /**
+   * Receives one line per notable event (model load failure, 5xx answers). Nothing is logged
+   * without it.
+   * @default undefined
+   * @example `log: (line) => console.error(line)`
+   */
+  log?: (line: string) => void;
+}
+
+/** Options of `close()`. */
+export interface CloseOptions {
+  /**
+   * `true`: answer every request already received, then stop the hosts draining their queues.
+   * `false`: stop the hosts at once (queued requests are answered 503) and close every connection.
+   * @default true
+   */
+  drain?: boolean;
+  /**
+   * The longest a draining close waits for in-flight requests before closing connections anyway.
+   * @default 30000
+   */
+  timeoutMs?: number;
+}

@@ -1,0 +1,56 @@
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './http-error';
+
+function tooLarge(maxBytes: number, what: string): HttpError {
+  return new HttpError(413, 'payload_too_large', `the request body ${what} the limit of ${maxBytes} bytes (maxBodyBytes)`);
+}
+
+/**
+ * Reads a request body into one Buffer, refusing anything over `maxBytes` with a 413: at once when
+ * `Content-Length` announces too much (nothing is read), else as soon as the bytes received pass
+ * the limit (reading stops there). The caller closes the connection after a 413, since the rest
+ * of the body is left unread.
+ * @internal
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes, `(Content-Length ${declared}) exceeds`));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        req.pause();
+        reject(tooLarge(maxBytes, 'exceeds'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (e: Error): void => {
+      cleanup();
+      reject(new HttpError(400, 'bad_body', `the request body could not be read: ${e.message}`));
+    };
+    // 'close' before 'end': the client went away mid-body.
+    const onClose = (): void => {
+      if (req.complete) return;
+      cleanup();
+      reject(new HttpError(499, 'client_closed_request', 'the client closed the connection before sending the whole body'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}

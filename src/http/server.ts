@@ -1,0 +1,215 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleInfer } from './infer';
+import { HttpError, toHttpError } from './http-error';
+import { modelMetadata } from './metadata';
+import { ModelRegistry } from './model-registry';
+import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServerLimits } from './options';
+import { sendError, sendJson, send } from './respond';
+import { matchRoute, type RouteName } from './routes';
+
+/** What {@link createInferenceServer} returns. */
+export interface InferenceServer {
+  /** The underlying `node:http` server (for TLS termination in front, custom timeouts, tests). */
+  readonly server: Server;
+  /**
+   * The request listener, for mounting in an existing `node:http` server or an Express/Connect
+   * app at the root (`app.use(inference.handle)`).
+   */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** True once every model is loaded and the server is not closing (what `/readyz` reports). */
+  readonly ready: boolean;
+  /**
+   * Starts listening and resolves with the bound address (port 0 picks a free port).
+   * @param port - @default 8080
+   * @param host - the interface to bind; `'0.0.0.0'` exposes the server beyond this machine. @default '127.0.0.1'
+   */
+  listen(port?: number, host?: string): Promise<AddressInfo>;
+  /**
+   * Stops accepting connections and closes the server; see {@link CloseOptions}. Idempotent: a
+   * second call returns the first call's promise.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+function resolveLimits(limits: ServerLimits | undefined): ResolvedLimits {
+  const out: Record<string, number> = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (!(key in DEFAULT_LIMITS)) throw new TypeError(`createInferenceServer: unknown limit \`${key}\`; the limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !(value > 0)) throw new RangeError(`createInferenceServer: limit \`${key}\` must be a positive number, got ${String(value)}`);
+    out[key] = value;
+  }
+  return out as unknown as ResolvedLimits;
+}
+
+async function readMetrics(source: MetricsSource): Promise<{ text: string; contentType: string }> {
+  const plain = 'text/plain; version=0.0.4; charset=utf-8';
+  if (typeof source === 'function') return { text: await source(), contentType: plain };
+  return { text: await source.metrics(), contentType: source.contentType ?? plain };
+}
+
+/**
+ * An HTTP inference server on `node:http` (no framework) for one or more batching hosts. Every
+ * request is one `host.inference()` call, so concurrent HTTP clients are batched together.
+ *
+ * Routes (`:name` is a key of `models`; the `/v2/...` KServe paths are aliases):
+ *
+ * | route | answer |
+ * | --- | --- |
+ * | `POST /v1/models/:name/infer` | KServe v2 JSON or binary tensors in, outputs out |
+ * | `GET /v1/models/:name` | the model's inputs and outputs (datatypes, shapes, batch axes) |
+ * | `GET /v1/models` | the served models and their state |
+ * | `GET /healthz` | 200 while the process serves |
+ * | `GET /readyz` | 200 once every model is loaded and the server is not closing, else 503 |
+ * | `GET /metrics` | Prometheus text from `metrics`, or 404 without it |
+ *
+ * Failures answer `{ "error": { "code", "message" } }`: 400 for bad input (named), 404 for an
+ * unknown route or model, 405 with `Allow`, 413 past `maxBodyBytes`, 503 + `Retry-After` when the
+ * queue is full or a request is shed, 504 past its time limit, 500 when the model throws. The
+ * server never crashes on what a client sends.
+ *
+ * @example
+ * ```ts
+ * import { createOnnxHost } from 'microbatch/onnx';
+ * import { createInferenceServer, handleShutdownSignals } from 'microbatch/http';
+ *
+ * const host = await createOnnxHost('classifier.onnx', { maxBatchSize: 32, maxQueueSize: 256 });
+ * const server = createInferenceServer({ models: { classifier: host }, limits: { timeoutMs: 2000 } });
+ * const { port } = await server.listen(8080);
+ * handleShutdownSignals(server); // SIGTERM/SIGINT: stop accepting, drain, exit 0
+ * ```
+ */
+export function createInferenceServer(options: InferenceServerOptions): InferenceServer {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
+  const limits = resolveLimits(options.limits);
+  const log = options.log;
+  const models = new ModelRegistry(options.models, log);
+  const int64As = options.int64As ?? 'number';
+  if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
+  const metrics = options.metrics;
+  if (metrics !== undefined && typeof metrics !== 'function' && typeof metrics?.metrics !== 'function') {
+    throw new TypeError('createInferenceServer: `metrics` must be a function returning Prometheus text, or an object with metrics() (a prom-client Registry)');
+  }
+
+  let closing = false;
+  let closePromise: Promise<void> | undefined;
+  let inFlight = 0;
+  let idleWaiters: Array<() => void> = [];
+  const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
+    if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see /v1/models, /healthz, /readyz, /metrics`);
+    if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
+    const name: RouteName = found.route;
+    switch (name) {
+      case 'healthz':
+        return sendJson(res, 200, { status: 'ok' });
+      case 'readyz': {
+        const body = { ready: !closing && models.allReady(), closing, models: models.states() };
+        return sendJson(res, body.ready ? 200 : 503, body, body.ready ? {} : retry);
+      }
+      case 'metrics': {
+        if (metrics === undefined) throw new HttpError(404, 'not_found', 'this server has no metrics source (pass `metrics` to createInferenceServer)');
+        const { text, contentType } = await readMetrics(metrics);
+        return send(res, 200, { 'Content-Type': contentType }, text);
+      }
+      case 'models':
+        return sendJson(res, 200, { models: Object.entries(models.states()).map(([n, state]) => ({ name: n, state })) });
+      case 'model':
+        return sendJson(res, 200, modelMetadata(found.model, models.get(found.model, limits.retryAfterSeconds)));
+      case 'model-ready': {
+        const state = models.states()[found.model];
+        if (state === undefined) models.get(found.model, limits.retryAfterSeconds); // throws the 404
+        const ready = state === 'ready' && !closing;
+        return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
+      }
+      case 'infer': {
+        if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
+        const host = models.get(found.model, limits.retryAfterSeconds);
+        return handleInfer(req, res, { modelName: found.model, host, limits, int64As });
+      }
+    }
+  }
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) {
+        const waiters = idleWaiters;
+        idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    });
+    // While closing, ask keep-alive clients not to reuse the connection, so it can end.
+    if (closing) res.setHeader('Connection', 'close');
+    route(req, res).catch((e: unknown) => {
+      const error = toHttpError(e, limits.retryAfterSeconds);
+      if (error.status >= 500) log?.(`microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`);
+      try {
+        sendError(req, res, error);
+      } catch {
+        res.destroy(); // the response itself failed: drop the connection rather than the server
+      }
+    });
+  };
+
+  const server = createServer(handle);
+  // An 'error' event with no listener would end the process (EMFILE on accept, for one): log it.
+  server.on('error', (e) => {
+    if (server.listening) log?.(`microbatch http: server error: ${e.message}`); // listen() failures reject listen() instead
+  });
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.headersTimeout = Math.min(server.headersTimeout, limits.requestTimeoutMs);
+
+  const whenIdle = (timeoutMs: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (inFlight === 0) return resolve();
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+
+  async function doClose(drain: boolean, timeoutMs: number): Promise<void> {
+    closing = true;
+    const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    server.closeIdleConnections();
+    const hosts = await models.settled();
+    if (drain) {
+      await whenIdle(timeoutMs);
+    }
+    if (options.stopModelsOnClose !== false) {
+      // With drain: false, queued requests reject with HostStoppedError and are answered 503 now.
+      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => log?.(`microbatch http: stopping a model failed: ${String(e)}`))));
+    }
+    await whenIdle(drain ? 1_000 : 100);
+    server.closeAllConnections();
+    await closed;
+  }
+
+  return {
+    server,
+    handle,
+    get ready() {
+      return !closing && models.allReady();
+    },
+    listen(port = 8080, host = '127.0.0.1') {
+      return new Promise<AddressInfo>((resolve, reject) => {
+        const onError = (e: Error): void => reject(e);
+        server.once('error', onError);
+        server.listen(port, host, () => {
+          server.off('error', onError);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    close(closeOptions = {}) {
+      closePromise ??= doClose(closeOptions.drain ?? true, closeOptions.timeoutMs ?? 30_000);
+      return closePromise;
+    },
+  };
+}

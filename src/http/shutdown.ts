@@ -1,0 +1,76 @@
+import type { InferenceServer } from './server';
+
+/** Options of {@link handleShutdownSignals}. */
+export interface ShutdownOptions {
+  /**
+   * The signals that start a graceful shutdown.
+   * @default ['SIGTERM', 'SIGINT']
+   */
+  signals?: readonly NodeJS.Signals[];
+  /**
+   * The longest the drain may take; then connections are closed anyway.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /**
+   * Exit the process when done: code 0 after a clean drain, 1 if closing failed. A second signal
+   * while draining exits at once with code 1. With `false` the process is left to end by itself.
+   * @default true
+   */
+  exit?: boolean;
+  /**
+   * Receives a line when a shutdown starts and ends.
+   * @default undefined
+   */
+  log?: (line: string) => void;
+  /**
+   * Called after the server closed, before the process exits (flush logs, close a database).
+   * @default undefined
+   */
+  onClosed?: () => void | Promise<void>;
+}
+
+/**
+ * Closes `server` gracefully on SIGTERM or SIGINT (what container orchestrators send before
+ * killing): it stops accepting connections, answers every request already received, stops the
+ * models draining their queues, then exits 0. Returns a function that removes the handlers.
+ *
+ * @example
+ * ```ts
+ * const server = createInferenceServer({ models: { classifier: host } });
+ * await server.listen(8080);
+ * handleShutdownSignals(server, { log: console.error });
+ * ```
+ */
+export function handleShutdownSignals(server: InferenceServer, options: ShutdownOptions = {}): () => void {
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  const exit = options.exit ?? true;
+  let started = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (started) {
+      // A second signal: the operator wants out now.
+      options.log?.(`microbatch: ${signal} again, exiting without waiting for the drain`);
+      if (exit) process.exit(1);
+      return;
+    }
+    started = true;
+    options.log?.(`microbatch: ${signal} received, draining (no new connections)`);
+    server
+      .close({ drain: true, timeoutMs: options.timeoutMs ?? 30_000 })
+      .then(() => options.onClosed?.())
+      .then(
+        () => {
+          options.log?.('microbatch: drained, exiting');
+          if (exit) process.exit(0);
+        },
+        (e: unknown) => {
+          options.log?.(`microbatch: shutdown failed: ${String(e)}`);
+          if (exit) process.exit(1);
+        },
+      );
+  };
+  for (const s of signals) process.on(s, onSignal);
+  return () => {
+    for (const s of signals) process.off(s, onSignal);
+  };
+}

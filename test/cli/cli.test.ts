@@ -1,0 +1,112 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { linearModel, linearReference } from '../support/onnx-models';
+import { call } from '../http/helpers';
+
+// The `microbatch` command, spawned as a user would run it (`node bin/microbatch.js ...`), from the
+// sources (MICROBATCH_CLI_SOURCE=1), end to end over loopback.
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'microbatch.js');
+let dir: string;
+let modelPath: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mb-cli-'));
+  modelPath = join(dir, 'linear.onnx');
+  writeFileSync(modelPath, linearModel(4, 3));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function start(args: readonly string[]): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, MICROBATCH_CLI_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs the CLI to its end (killed after 30 s) and collects its output. */
+function runCli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = start(args);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SIGTERM after draining', async () => {
+  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1']);
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        stdout += c.toString();
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
+        if (m !== null) resolve(Number(m[1]));
+      });
+      void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+    });
+    expect(stdout).toContain('(POST /v1/models/lin/infer)');
+    const row = [0.5, -1, 2, 3];
+    const r = await call(port, 'POST', '/v1/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
+    expect(r.status).toBe(200);
+    const y: number[] = r.json().outputs[0].data;
+    linearReference(row).forEach((v, j) => expect(y[j]).toBeCloseTo(v, 5));
+    expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+    const metrics = await call(port, 'GET', '/metrics');
+    expect(metrics.text).toMatch(/^microbatch_requests_total\{host="lin",outcome="ok"\} 1$/m);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('SIGTERM received, draining');
+    expect(stderr).toContain('drained, exiting');
+  } finally {
+    clearTimeout(killer);
+    child.kill('SIGKILL');
+  }
+});
+
+test('bench: prints a table per batch size and a recommendation', async () => {
+  const { code, stdout, stderr } = await runCli(['bench', modelPath, '--seconds', '0.5', '--max-batch-size', '8', '--threads', '1']);
+  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+  const lines = stdout.trim().split('\n');
+  expect(lines[0]).toMatch(/^batch\s+runs\s+median ms\s+ms\/item\s+items\/s\s+vs batch 1$/);
+  expect(lines.slice(1, 5).map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual([1, 2, 4, 8]);
+  expect(stdout).toMatch(/recommended: maxBatchSize (1|2|4|8), maxDelayMs \d+(\.\d+)?\n/);
+  // Progress goes to stderr, one line per batch size when not on a terminal.
+  expect(stderr.match(/^ {2}batch +\d+ +\[\d\/4\]/gm)).toHaveLength(4);
+});
+
+test('--help, --version, and usage errors (exit 2, with a message)', async () => {
+  const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile] = await Promise.all([
+    runCli(['--help']),
+    runCli(['serve', '--help']),
+    runCli(['bench', '-h']),
+    runCli(['--version']),
+    runCli(['serve', modelPath, '--prot', '8080']),
+    runCli(['serve', modelPath, '--max-batch-size', '0']),
+    runCli(['bench']),
+    runCli(['deploy', modelPath]),
+    runCli(['serve', join(dir, 'nope.onnx')]),
+  ]);
+  expect(main).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch <command>.*serve <model\.onnx>.*bench <model\.onnx>/s) });
+  expect(serveHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch serve <model\.onnx>.*--max-batch-size N.*--workers N/s) });
+  expect(benchHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch bench <model\.onnx>.*--seconds S/s) });
+  expect(version).toMatchObject({ code: 0, stdout: `${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n` });
+  expect(unknownFlag).toMatchObject({ code: 2, stderr: expect.stringContaining("microbatch serve: Unknown option '--prot'") });
+  expect(badValue).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --max-batch-size must be an integer from 1 up, got "0"') });
+  expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch bench: missing model path') });
+  expect(unknownCommand).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "deploy"') });
+  expect(noFile).toMatchObject({ code: 2, stderr: expect.stringContaining('no such model file') });
+});

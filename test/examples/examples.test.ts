@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+// Every example runs as written and exits 0, so that examples never rot. Examples that would run
+// long take options that keep them short here; every file in examples/ is picked up, new ones too.
+
+const ROOT = join(__dirname, '..', '..');
+const EXAMPLES = readdirSync(join(ROOT, 'examples'))
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
+
+/** Short options for the examples that take them. */
+const ARGS: Readonly<Record<string, readonly string[]>> = {
+  'demo.ts': ['--seconds', '1', '--clients', '8'],
+};
+
+/** What an example must print besides exiting 0, where a line is worth pinning. */
+const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
+  'demo.ts': [/check: HTTP answer vs direct session\.run/, /^unbatched \(max 1\) +\d+/m, /^batched \(max 32\) +\d+/m, /^speed-up \(batched \/ unbatched throughput\): \d+\.\d\dx$/m, /^batch sizes in the batched phase/m],
+  'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
+};
+
+function run(file: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join('examples', file), ...(ARGS[file] ?? [])], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+test('the examples folder is not empty', () => {
+  expect(EXAMPLES).toEqual(expect.arrayContaining(['demo.ts', 'http-server.ts']));
+});
+
+test.each(EXAMPLES)('examples/%s runs and exits 0', async (file) => {
+  const { code, output } = await run(file);
+  expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
+  for (const pattern of PRINTS[file] ?? []) expect(output).toMatch(pattern);
+}, 60_000);
