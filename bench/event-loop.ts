@@ -15,6 +15,7 @@ import {
   median,
   pick,
   Progress,
+  ratio,
   report,
   sleep,
   table,
@@ -23,7 +24,7 @@ import {
   type TargetResult,
 } from './harness';
 import { loadModels } from './models';
-import { B, saturationSides, type SatRep } from './saturation-sides';
+import { B, C_ONE, saturationSides, type SatRep } from './saturation-sides';
 
 interface LoopRep {
   readonly p50: number;
@@ -52,7 +53,7 @@ main(async (args) => {
   const targets: TargetResult[] = [];
   for (const m of models) {
     const durationMs = m.name === 'paddleocr-cls' ? pick(args, 1500, 4000) : pick(args, 500, 2000);
-    const base = saturationSides(m, durationMs).filter((s) => s.name === '(a) unbatched' || s.name === B);
+    const base = saturationSides(m, durationMs).filter((s) => s.name === '(a) unbatched' || s.name === B || s.name === C_ONE);
     const wrap = (s: Side<SatRep>): Side<LoopRep> => ({ name: s.name, run: (r) => measured(async () => (await s.run(r)).throughput) });
     const sides: Side<LoopRep>[] = [
       { name: 'idle (no load)', run: () => measured(async () => (await sleep(durationMs), 0)) },
@@ -70,11 +71,18 @@ main(async (args) => {
         s.name.startsWith('idle') ? '–' : fmt(median(rs.map((r) => r.throughput)), 0),
       ]);
     }
+    const p99 = (name: string): number => median((results.get(name) ?? []).map((r) => r.p99));
+    targets.push({
+      name: `event loop ${m.name}: delay p99, worker / inline`,
+      value: ratio(p99(C_ONE), p99(B)),
+      target: '< 1 (the point of workers)',
+      pass: p99(C_ONE) < p99(B),
+    });
     data[m.name] = { maxBatchSize: m.maxBatchSize, durationMs, sides: Object.fromEntries(results) };
   }
   progress.done();
   report(
-    `Event-loop delay under saturation (256 clients), ms beyond the 1 ms sampling interval, median of ${reps} (worker executor: not built yet)`,
+    `Event-loop delay under saturation (256 clients), ms beyond the 1 ms sampling interval, median of ${reps}`,
     [{ text: table(['model', 'side', 'delay p50', 'delay p99', 'delay max', 'items/s'], rows) }],
     targets,
   );

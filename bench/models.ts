@@ -12,6 +12,8 @@ import * as ort from 'onnxruntime-node';
 import { mlpModel, seeded } from '../test/support/onnx-models';
 
 export interface BenchModel {
+  /** Which model, for a worker thread that loads its own copy. */
+  readonly key: 'mlp' | 'cls';
   readonly name: string;
   readonly session: ort.InferenceSession;
   readonly inputName: string;
@@ -36,7 +38,7 @@ function itemPool(count: number, size: number, seed: number): Float32Array[] {
   return pool;
 }
 
-async function load(name: string, source: string | Uint8Array, itemShape: number[], maxBatchSize: number, pool: number): Promise<BenchModel> {
+async function load(key: 'mlp' | 'cls', name: string, source: string | Uint8Array, itemShape: number[], maxBatchSize: number, pool: number): Promise<BenchModel> {
   const session = typeof source === 'string' ? await ort.InferenceSession.create(source) : await ort.InferenceSession.create(source);
   const inputName = session.inputNames[0] as string;
   const outputName = session.outputNames[0] as string;
@@ -44,17 +46,20 @@ async function load(name: string, source: string | Uint8Array, itemShape: number
   const items = itemPool(pool, itemSize, 11);
   const probe = await session.run({ [inputName]: new ort.Tensor('float32', items[0] as Float32Array, [1, ...itemShape]) });
   const outSize = (probe[outputName] as ort.Tensor).data.length;
-  return { name, session, inputName, outputName, itemShape, itemSize, outSize, maxBatchSize, items };
+  return { key, name, session, inputName, outputName, itemShape, itemSize, outSize, maxBatchSize, items };
 }
 
 /** The generated 64→256→256→10 MLP, batch size 64. */
+/** The bench MLP's bytes (also built inside worker threads). */
+export const mlpBytes = (): Uint8Array => mlpModel([64, 256, 256, 10]);
+
 export function loadMlp(): Promise<BenchModel> {
-  return load('mlp-64-256-256-10', mlpModel([64, 256, 256, 10]), [64], 64, 256);
+  return load('mlp', 'mlp-64-256-256-10', mlpBytes(), [64], 64, 256);
 }
 
 /** The PaddleOCR direction classifier, batch size 32 (N=64 costs 2.5x more per item on 2 cores). */
 export function loadCls(): Promise<BenchModel> {
-  return load('paddleocr-cls', CLS_PATH, [3, 48, 192], 32, 64);
+  return load('cls', 'paddleocr-cls', CLS_PATH, [3, 48, 192], 32, 64);
 }
 
 /** Loads the models named (`mlp`, `cls`), in order. */

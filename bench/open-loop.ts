@@ -1,10 +1,10 @@
 /**
  * Scenario 4, open-loop sweep: Poisson arrivals at 10%…100% of measured capacity on the PaddleOCR
- * classifier (inline), greedy policy with maxDelayMs ∈ {0, 2, 5, 10}: throughput, p50/p90/p99
- * (counted from each request's scheduled arrival, so a blocked event loop is not hidden), mean batch
- * size, and requests shed by the 1 s per-request deadline. Capacity is measured first (256
- * closed-loop clients, greedy, maxDelayMs 0). The adaptive policy does not exist yet and is not
- * swept. Writes an SVG of p99 (and p50) latency vs load: `docs/latency-vs-load.svg` in --full
+ * classifier (inline), greedy policy with maxDelayMs ∈ {0, 2, 5, 10} and the adaptive policy with
+ * maxLatencyMs 100: throughput, p50/p90/p99 (counted from each request's scheduled arrival, so a
+ * blocked event loop is not hidden), mean batch size, and requests rejected (the 1 s per-request
+ * deadline, or shed by the adaptive policy). Capacity is measured first (256 closed-loop clients,
+ * greedy, maxDelayMs 0). Writes an SVG of p99 (and p50) latency vs load: `docs/latency-vs-load.svg` in --full
  * mode, `bench/results/open-loop.svg` in --quick mode (so a quick run leaves the docs alone).
  *
  *   npx ts-node bench/open-loop.ts --quick
@@ -31,14 +31,21 @@ import {
 import { concatBatchFn, loadCls } from './models';
 import { lineChart, type Series } from './svg';
 
-const DELAYS = [0, 2, 5, 10] as const;
-const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728'];
+/** The policies compared at every load: greedy with four windows, and adaptive with an SLO. */
+const SETTINGS = [
+  { label: 'greedy, maxDelayMs 0', options: { maxDelayMs: 0 } },
+  { label: 'greedy, maxDelayMs 2', options: { maxDelayMs: 2 } },
+  { label: 'greedy, maxDelayMs 5', options: { maxDelayMs: 5 } },
+  { label: 'greedy, maxDelayMs 10', options: { maxDelayMs: 10 } },
+  { label: 'adaptive, maxLatencyMs 100', options: { policy: 'adaptive', maxLatencyMs: 100 } },
+] as const;
+const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd'];
 const TIMEOUT_MS = 1000;
 
 interface Point extends OpenLoopResult {
   readonly load: number;
   readonly rate: number;
-  readonly maxDelayMs: number;
+  readonly setting: string;
   readonly meanBatchSize: number;
   readonly shed: number;
 }
@@ -67,22 +74,22 @@ main(async (args) => {
   for (const [li, load] of loads.entries()) {
     const rate = capacity * load;
     const schedule = poissonSchedule(rate, durationMs, 1000 + li);
-    for (let k = 0; k < DELAYS.length; k++) {
-      const maxDelayMs = DELAYS[(k + li) % DELAYS.length] as number;
-      progress.update(`load ${Math.round(load * 100)}% (${fmt(rate, 0)}/s) maxDelayMs ${maxDelayMs}`, true);
-      const host = new ModelHost(concatBatchFn(m), { maxBatchSize: m.maxBatchSize, maxDelayMs, timeoutMs: TIMEOUT_MS });
+    for (let k = 0; k < SETTINGS.length; k++) {
+      const setting = SETTINGS[(k + li) % SETTINGS.length] as (typeof SETTINGS)[number];
+      progress.update(`load ${Math.round(load * 100)}% (${fmt(rate, 0)}/s) ${setting.label}`, true);
+      const host = new ModelHost(concatBatchFn(m), { maxBatchSize: m.maxBatchSize, timeoutMs: TIMEOUT_MS, ...setting.options });
       const res = await openLoop(schedule, (i) => host.inference(item(i)));
       const s = host.stats;
       await host.stop();
-      points.push({ ...res, load, rate, maxDelayMs, meanBatchSize: s.meanBatchSize, shed: s.rejected.deadline + s.rejected.queueFull });
+      points.push({ ...res, load, rate, setting: setting.label, meanBatchSize: s.meanBatchSize, shed: s.rejected.deadline + s.rejected.queueFull });
     }
   }
   progress.done();
 
   const rows = [...points]
-    .sort((a, b) => a.maxDelayMs - b.maxDelayMs || a.load - b.load)
+    .sort((a, b) => SETTINGS.findIndex((x) => x.label === a.setting) - SETTINGS.findIndex((x) => x.label === b.setting) || a.load - b.load)
     .map((p) => [
-      String(p.maxDelayMs),
+      p.setting,
       `${Math.round(p.load * 100)}%`,
       fmt(p.rate, 0),
       fmt(p.throughput, 0),
@@ -93,15 +100,15 @@ main(async (args) => {
       String(p.shed),
     ]);
 
-  const series: Series[] = DELAYS.flatMap((d, i) => {
-    const ps = points.filter((p) => p.maxDelayMs === d).sort((a, b) => a.load - b.load);
+  const series: Series[] = SETTINGS.flatMap(({ label }, i) => {
+    const ps = points.filter((p) => p.setting === label).sort((a, b) => a.load - b.load);
     return [
-      { name: `maxDelayMs ${d}: p99`, color: COLORS[i] as string, points: ps.map((p) => [p.load * 100, p.latency.p99] as const) },
-      { name: `maxDelayMs ${d}: p50`, color: COLORS[i] as string, dashed: true, points: ps.map((p) => [p.load * 100, p.latency.p50] as const) },
+      { name: `${label}: p99`, color: COLORS[i] as string, points: ps.map((p) => [p.load * 100, p.latency.p99] as const) },
+      { name: `${label}: p50`, color: COLORS[i] as string, dashed: true, points: ps.map((p) => [p.load * 100, p.latency.p50] as const) },
     ];
   });
   const svg = lineChart(series, {
-    title: 'Latency vs load: PaddleOCR classifier, inline, greedy policy',
+    title: 'Latency vs load: PaddleOCR classifier, inline, greedy windows and adaptive',
     subtitle: `Poisson arrivals, capacity ${fmt(capacity, 0)} items/s, maxBatchSize ${m.maxBatchSize}, ${args.mode} run (${durationMs / 1000} s per point), 2-core CPU`,
     xLabel: 'offered load (% of measured capacity)',
     yLabel: 'latency (ms, log scale)',
@@ -118,7 +125,7 @@ main(async (args) => {
     `Open loop: PaddleOCR classifier, capacity ${fmt(capacity, 0)} items/s (closed loop, median of ${capReps}), ${durationMs} ms per point, timeoutMs ${TIMEOUT_MS}`,
     [
       {
-        text: table(['maxDelayMs', 'load', 'offered/s', 'done/s', 'p50 ms', 'p90 ms', 'p99 ms', 'mean batch', 'shed'], rows),
+        text: table(['policy', 'load', 'offered/s', 'done/s', 'p50 ms', 'p90 ms', 'p99 ms', 'mean batch', 'shed'], rows),
       },
       { text: `plot: ${svgPath}` },
     ],

@@ -1,10 +1,15 @@
 /**
  * The sides of the saturation scenario (shared with the event-loop scenario): 256 closed-loop
  * clients against (a) one `session.run` per request, (b) a microbatch host with the inline concat
- * batch function, (b') the same allocating a fresh input array per batch, (d) back-to-back
- * `session.run` on pre-formed batches.
+ * batch function, (b') the same allocating a fresh input array per batch, (c) the worker executor
+ * (ConcatBatcher on this thread, the session in worker threads), (d) back-to-back `session.run` on
+ * pre-formed batches.
  */
+import { join } from 'node:path';
 import { ModelHost } from '../src/api/model-host';
+import { createWorkerHost } from '../src/api/create-worker-host';
+import { ConcatBatcher } from '../src/batchers/concat-batcher';
+import type { TensorLike } from '../src/tensor/tensor-like';
 import { closedLoop, now, type Side } from './harness';
 import { concatBatchFn, preformedBatch, runOne, runRows, type BenchModel } from './models';
 
@@ -17,6 +22,32 @@ export interface SatRep {
 
 export const B = '(b) microbatch inline';
 export const B_ALLOC = "(b') inline, fresh input array per batch";
+export const C_ONE = '(c) worker executor, 1 worker × 2 threads';
+export const C_TWO = '(c) worker executor, 2 workers × 1 thread';
+export const C_PIPE = '(c) 1 worker × 2 threads, 2 batches in flight';
+
+function workerSide(name: string, m: BenchModel, durationMs: number, workers: number, threads: number, inFlight = workers): Side<SatRep> {
+  const tensors: TensorLike[] = m.items.map((data) => ({ type: 'float32', data, dims: [1, ...m.itemShape] }));
+  return {
+    name,
+    async run() {
+      const host = await createWorkerHost({
+        module: join(__dirname, 'worker-model.ts'),
+        workerData: { model: m.key },
+        workers,
+        intraOpNumThreads: threads,
+        maxBatchSize: m.maxBatchSize,
+        maxConcurrentBatches: inFlight,
+        batcher: new ConcatBatcher<TensorLike>(),
+      });
+      const r = await closedLoop({ clients: CLIENTS, durationMs, call: (i) => host.inference(tensors[i % tensors.length] as TensorLike) });
+      const meanBatchSize = host.stats.meanBatchSize;
+      await host.stop();
+      if (r.failed > 0) throw new Error(`${r.failed} requests failed`);
+      return { throughput: r.throughput, meanBatchSize };
+    },
+  };
+}
 
 function microbatchSide(name: string, m: BenchModel, durationMs: number, reuse: boolean): Side<SatRep> {
   return {
@@ -46,6 +77,9 @@ export function saturationSides(m: BenchModel, durationMs: number): Side<SatRep>
     },
     microbatchSide(B, m, durationMs, true),
     microbatchSide(B_ALLOC, m, durationMs, false),
+    workerSide(C_ONE, m, durationMs, 1, 2),
+    workerSide(C_TWO, m, durationMs, 2, 1),
+    workerSide(C_PIPE, m, durationMs, 1, 2, 2),
     {
       name: '(d) limit: pre-formed batches',
       async run() {
