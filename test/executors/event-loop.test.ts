@@ -9,7 +9,10 @@ import { mlpModel, seeded } from '../support/onnx-models';
 
 // onnxruntime-node's session.run() blocks its thread for the whole inference. Inline, the event
 // loop stalls for about one model run at a time; with the worker executor it stays free. The test
-// asserts the relation between event-loop delay and model run time, not absolute numbers.
+// asserts relations, not absolute numbers. Its main measure is event-loop utilization (the share of
+// wall time the loop was busy): on a 2-core CI machine other jest workers compete with the model's
+// worker thread, and CPU starvation inflates delay percentiles even when the loop is idle, but it
+// does not make an idle loop look busy.
 
 const SIZES = [256, 1024, 1024, 1024, 16]; // about 30 ms per batch of 512 rows on one thread
 const ROWS = 512;
@@ -25,6 +28,10 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Measure {
+  /** Share of wall time the event loop was busy while the model ran, 0..1. */
+  readonly utilization: number;
+  /** Median event-loop delay while the model ran, in ms. */
+  readonly p50: number;
   /** 99th percentile of the event-loop delay while the model ran, in ms. */
   readonly p99: number;
   /** Median model run time per batch, in ms (as the host saw it). */
@@ -36,12 +43,19 @@ async function measure(host: ModelHost<Float32Array, Float32Array>): Promise<Mea
   await Promise.all(xs.slice(0, ROWS).map((x) => host.inference(x))); // warm-up batch
   const histogram = monitorEventLoopDelay({ resolution: 2 });
   const started = performance.now();
+  const loopBefore = performance.eventLoopUtilization();
   histogram.enable();
   await Promise.all(xs.map((x) => host.inference(x)));
   histogram.disable();
+  const loop = performance.eventLoopUtilization(loopBefore);
   const elapsed = performance.now() - started;
   const batches = host.stats.batches - 1;
-  return { p99: histogram.percentile(99) / 1e6, runMs: elapsed / Math.max(1, batches) };
+  return {
+    utilization: loop.utilization,
+    p50: histogram.percentile(50) / 1e6,
+    p99: histogram.percentile(99) / 1e6,
+    runMs: elapsed / Math.max(1, batches),
+  };
 }
 
 test('the worker executor keeps the event loop free while a heavy model runs; inline does not', async () => {
@@ -74,10 +88,14 @@ test('the worker executor keeps the event loop free while a heavy model runs; in
     await workerHost.stop();
   }
   // Printed for docs/executors.md; the assertions below are about relations only.
-  console.log(`event-loop p99: inline ${inline.p99.toFixed(1)} ms vs worker ${worker.p99.toFixed(1)} ms; per batch: inline ${inline.runMs.toFixed(1)} ms, worker ${worker.runMs.toFixed(1)} ms`);
-  // Inline, the loop waits out (most of) a model run.
+  const show = (m: Measure): string =>
+    `busy ${(m.utilization * 100).toFixed(0)}%, delay p50 ${m.p50.toFixed(1)} ms p99 ${m.p99.toFixed(1)} ms, ${m.runMs.toFixed(1)} ms/batch`;
+  console.log(`event loop: inline ${show(inline)}; worker ${show(worker)}`);
+  // Inline, the loop is busy running the model most of the time, and waits out a model run.
+  expect(inline.utilization).toBeGreaterThan(0.8);
   expect(inline.p99).toBeGreaterThan(inline.runMs * 0.5);
-  // With the worker, the loop's worst delays stay far below one run, and far below inline's.
-  expect(worker.p99).toBeLessThan(inline.runMs * 0.5);
-  expect(worker.p99).toBeLessThan(inline.p99 / 2);
+  // With the worker, the loop only merges, posts and splits: it is idle most of the time, and a
+  // typical tick is not held up by a model run.
+  expect(worker.utilization).toBeLessThan(inline.utilization / 2);
+  expect(worker.p50).toBeLessThan(inline.p50 / 2);
 });

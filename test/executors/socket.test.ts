@@ -117,7 +117,9 @@ test('a host that goes away: in-flight and new requests reject with HostUnavaila
     expect(client.connected).toBe(false);
     const started = Date.now();
     await expect(client.inference('while down')).rejects.toThrow(HostUnavailableError);
-    expect(Date.now() - started).toBeLessThan(50);
+    // Nothing is queued for a reconnect (the server stays down, so a queued request would hang):
+    // the bound only has to be far above one tick, even on a loaded CI machine.
+    expect(Date.now() - started).toBeLessThan(1_000);
 
     model.release();
     server = await serveHost(host, { path });
