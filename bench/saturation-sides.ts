@@ -2,7 +2,7 @@
  * The sides of the saturation scenario (shared with the event-loop scenario): 256 closed-loop
  * clients against (a) one `session.run` per request, (b) a microbatch host with the inline concat
  * batch function, (b') the same allocating a fresh input array per batch, (c) the worker executor
- * (ConcatBatcher on this thread, the session in worker threads), (d) back-to-back `session.run` on
+ * (ConcatBatcher on this thread, the batch moved to the session in worker threads), (d) back-to-back `session.run` on
  * pre-formed batches.
  */
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ export const B = '(b) microbatch inline';
 export const B_ALLOC = "(b') inline, fresh input array per batch";
 export const C_ONE = '(c) worker executor, 1 worker × 2 threads';
 export const C_TWO = '(c) worker executor, 2 workers × 1 thread';
-export const C_PIPE = '(c) 1 worker × 2 threads, 2 batches in flight';
+export const C_PIPE = '(c) 1 worker × 1 thread, 2 batches in flight';
 
 function workerSide(name: string, m: BenchModel, durationMs: number, workers: number, threads: number, inFlight = workers): Side<SatRep> {
   const tensors: TensorLike[] = m.items.map((data) => ({ type: 'float32', data, dims: [1, ...m.itemShape] }));
@@ -39,6 +39,8 @@ function workerSide(name: string, m: BenchModel, durationMs: number, workers: nu
         maxBatchSize: m.maxBatchSize,
         maxConcurrentBatches: inFlight,
         batcher: new ConcatBatcher<TensorLike>(),
+        // ConcatBatcher builds a fresh batch buffer, so it can move to the worker (docs/executors.md).
+        transferBatch: true,
       });
       const r = await closedLoop({ clients: CLIENTS, durationMs, call: (i) => host.inference(tensors[i % tensors.length] as TensorLike) });
       const meanBatchSize = host.stats.meanBatchSize;
@@ -79,7 +81,7 @@ export function saturationSides(m: BenchModel, durationMs: number): Side<SatRep>
     microbatchSide(B_ALLOC, m, durationMs, false),
     workerSide(C_ONE, m, durationMs, 1, 2),
     workerSide(C_TWO, m, durationMs, 2, 1),
-    workerSide(C_PIPE, m, durationMs, 1, 2, 2),
+    workerSide(C_PIPE, m, durationMs, 1, 1, 2),
     {
       name: '(d) limit: pre-formed batches',
       async run() {

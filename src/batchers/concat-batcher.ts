@@ -114,7 +114,7 @@ export class ConcatBatcher<In extends TensorInput = TensorLike, Out extends Tens
       try {
         const read = this.#read(item, reference);
         reference ??= read.layout;
-        const key = read.tensors.map((t) => signature(t, this.axis)).join(' | ');
+        const key = read.tensors.length === 1 ? signature(read.tensors[0] as TensorLike, this.axis) : read.tensors.map((t) => signature(t, this.axis)).join(' | ');
         const group = groups.get(key);
         if (group === undefined) groups.set(key, [index]);
         else group.push(index);

@@ -37,13 +37,16 @@ function describeLayout(layout: Layout): string {
   return `a record with keys ${layout.names.map((k) => JSON.stringify(k)).join(', ')}`;
 }
 
+/** The layout of every single-tensor item: shared, since layouts are never changed. */
+const TENSOR_LAYOUT: Layout = Object.freeze({ kind: 'tensor', names: Object.freeze([]) as readonly string[] });
+
 /**
  * The layout of `value`, or `undefined` when it is none of tensor, array or plain object. A tensor
  * wins over a record, so a record is never mistaken for a tensor unless it has all three fields.
  * @internal
  */
 export function layoutOf(value: unknown): Layout | undefined {
-  if (isTensorLike(value)) return { kind: 'tensor', names: [] };
+  if (isTensorLike(value)) return TENSOR_LAYOUT;
   if (Array.isArray(value)) return { kind: 'tuple', names: value.map((_, i) => String(i)) };
   if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) return { kind: 'record', names: Object.keys(value) };
   return undefined;
@@ -117,31 +120,37 @@ export function readItem(item: unknown, o: ReadOptions): ReadItem {
     throw new TensorInputError(o.where, 'the request', 'at least one tensor', `an empty ${use.kind}`);
   }
   const raw = tensorsIn(item, use);
-  const names = use.kind === 'tensor' ? [''] : use.names;
+  // A plain loop with labels built only on failure: this runs for every request, several times.
+  const label = (i: number): string => inputLabel(use.kind, use.kind === 'tensor' ? '' : (use.names[i] as string));
   let rows = -1;
-  let rowsFrom = '';
-  raw.forEach((t, i) => {
-    const label = inputLabel(use.kind, names[i] as string);
+  for (let i = 0; i < raw.length; i++) {
+    const t = raw[i];
     const fault = tensorFault(t);
-    if (fault !== null) throw new TensorInputError(o.where, label, fault.expected, fault.actual);
+    if (fault !== null) throw new TensorInputError(o.where, label(i), fault.expected, fault.actual);
     const dims = (t as TensorLike).dims;
     if (dims.length <= o.axis) {
-      throw new TensorInputError(o.where, label, `a tensor of rank ${o.axis + 1} or more (batch axis ${o.axis})`, `shape ${formatShape(dims)}`);
+      throw new TensorInputError(o.where, label(i), `a tensor of rank ${o.axis + 1} or more (batch axis ${o.axis})`, `shape ${formatShape(dims)}`);
     }
     const r = dims[o.axis] as number;
-    if (rows < 0) {
-      rows = r;
-      rowsFrom = label;
-    } else if (r !== rows) {
-      throw new TensorInputError(o.where, label, `${rows} rows on axis ${o.axis}, as ${rowsFrom} has`, `shape ${formatShape(dims)} with ${r}`);
+    if (rows < 0) rows = r;
+    else if (r !== rows) {
+      throw new TensorInputError(o.where, label(i), `${rows} rows on axis ${o.axis}, as ${label(0)} has`, `shape ${formatShape(dims)} with ${r}`);
     }
-  });
+  }
   return { layout: use, tensors: raw as CheckedTensor[], rows };
 }
 
 /** `float32 [*, 3, 48]`: a tensor's dtype and dims with the free axes starred. @internal */
 export function signature(t: TensorLike, ...free: number[]): string {
-  return `${t.type} ${formatShape(t.dims.map((d, a) => (free.includes(a) ? -1 : d)))}`;
+  // Hand-built rather than map/join: partition keys every request by it.
+  let s = `${t.type} [`;
+  const dims = t.dims;
+  for (let a = 0; a < dims.length; a++) {
+    if (a > 0) s += ', ';
+    const d = dims[a] as number;
+    s += free.includes(a) || d < 0 ? '*' : String(d);
+  }
+  return `${s}]`;
 }
 
 /** What {@link splitOutput} needs to cut a batch output back per item. @internal */

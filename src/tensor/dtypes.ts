@@ -42,6 +42,11 @@ interface DtypeInfo {
    * `instanceof` against this realm's constructors.
    */
   readonly tags: readonly string[];
+  /**
+   * This realm's constructor of the usual data array: an `instanceof` test against it is the fast
+   * path (the tag read goes through a `Symbol.toStringTag` getter and costs several times more).
+   */
+  readonly ctor: abstract new (...args: never[]) => unknown;
   /** Constructor used when no input is at hand to copy the array type from. */
   readonly make: (length: number) => TensorData;
   /** The zero of the type, used for padding when no pad value is given. */
@@ -58,19 +63,19 @@ const float16Tags = ['[object Uint16Array]', '[object Float16Array]'];
  * @internal
  */
 export const DTYPES: Readonly<Record<TensorType, DtypeInfo>> = {
-  float32: { tags: ['[object Float32Array]'], make: (n) => new Float32Array(n), zero: 0, bigint: false },
-  float64: { tags: ['[object Float64Array]'], make: (n) => new Float64Array(n), zero: 0, bigint: false },
-  float16: { tags: float16Tags, make: (n) => new Uint16Array(n), zero: 0, bigint: false },
-  int8: { tags: ['[object Int8Array]'], make: (n) => new Int8Array(n), zero: 0, bigint: false },
-  int16: { tags: ['[object Int16Array]'], make: (n) => new Int16Array(n), zero: 0, bigint: false },
-  int32: { tags: ['[object Int32Array]'], make: (n) => new Int32Array(n), zero: 0, bigint: false },
-  int64: { tags: ['[object BigInt64Array]'], make: (n) => new BigInt64Array(n), zero: 0n, bigint: true },
-  uint8: { tags: ['[object Uint8Array]', '[object Uint8ClampedArray]'], make: (n) => new Uint8Array(n), zero: 0, bigint: false },
-  uint16: { tags: ['[object Uint16Array]'], make: (n) => new Uint16Array(n), zero: 0, bigint: false },
-  uint32: { tags: ['[object Uint32Array]'], make: (n) => new Uint32Array(n), zero: 0, bigint: false },
-  uint64: { tags: ['[object BigUint64Array]'], make: (n) => new BigUint64Array(n), zero: 0n, bigint: true },
-  bool: { tags: ['[object Uint8Array]'], make: (n) => new Uint8Array(n), zero: 0, bigint: false },
-  string: { tags: ['[object Array]'], make: (n) => new Array<string>(n).fill(''), zero: '', bigint: false },
+  float32: { tags: ['[object Float32Array]'], ctor: Float32Array, make: (n) => new Float32Array(n), zero: 0, bigint: false },
+  float64: { tags: ['[object Float64Array]'], ctor: Float64Array, make: (n) => new Float64Array(n), zero: 0, bigint: false },
+  float16: { tags: float16Tags, ctor: Uint16Array, make: (n) => new Uint16Array(n), zero: 0, bigint: false },
+  int8: { tags: ['[object Int8Array]'], ctor: Int8Array, make: (n) => new Int8Array(n), zero: 0, bigint: false },
+  int16: { tags: ['[object Int16Array]'], ctor: Int16Array, make: (n) => new Int16Array(n), zero: 0, bigint: false },
+  int32: { tags: ['[object Int32Array]'], ctor: Int32Array, make: (n) => new Int32Array(n), zero: 0, bigint: false },
+  int64: { tags: ['[object BigInt64Array]'], ctor: BigInt64Array, make: (n) => new BigInt64Array(n), zero: 0n, bigint: true },
+  uint8: { tags: ['[object Uint8Array]', '[object Uint8ClampedArray]'], ctor: Uint8Array, make: (n) => new Uint8Array(n), zero: 0, bigint: false },
+  uint16: { tags: ['[object Uint16Array]'], ctor: Uint16Array, make: (n) => new Uint16Array(n), zero: 0, bigint: false },
+  uint32: { tags: ['[object Uint32Array]'], ctor: Uint32Array, make: (n) => new Uint32Array(n), zero: 0, bigint: false },
+  uint64: { tags: ['[object BigUint64Array]'], ctor: BigUint64Array, make: (n) => new BigUint64Array(n), zero: 0n, bigint: true },
+  bool: { tags: ['[object Uint8Array]'], ctor: Uint8Array, make: (n) => new Uint8Array(n), zero: 0, bigint: false },
+  string: { tags: ['[object Array]'], ctor: Array, make: (n) => new Array<string>(n).fill(''), zero: '', bigint: false },
 };
 
 /** Every dtype name microbatch can batch, in table order. */
@@ -95,7 +100,8 @@ export function dataKind(data: unknown): string {
 
 /** True when `data`'s array type is the one `type` requires. @internal */
 export function dataMatchesType(type: TensorType, data: unknown): boolean {
-  return DTYPES[type].tags.includes(Object.prototype.toString.call(data));
+  const info = DTYPES[type];
+  return data instanceof info.ctor || info.tags.includes(Object.prototype.toString.call(data));
 }
 
 /**
