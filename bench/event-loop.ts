@@ -24,7 +24,7 @@ import {
   type TargetResult,
 } from './harness';
 import { loadModels } from './models';
-import { B, C_ONE, saturationSides, type SatRep } from './saturation-sides';
+import { B, C_ONE, C_PIPE, saturationSides, type SatRep } from './saturation-sides';
 
 interface LoopRep {
   readonly p50: number;
@@ -53,7 +53,7 @@ main(async (args) => {
   const targets: TargetResult[] = [];
   for (const m of models) {
     const durationMs = m.name === 'paddleocr-cls' ? pick(args, 1500, 4000) : pick(args, 500, 2000);
-    const base = saturationSides(m, durationMs).filter((s) => s.name === '(a) unbatched' || s.name === B || s.name === C_ONE);
+    const base = saturationSides(m, durationMs).filter((s) => s.name === '(a) unbatched' || s.name === B || s.name === C_ONE || s.name === C_PIPE);
     const wrap = (s: Side<SatRep>): Side<LoopRep> => ({ name: s.name, run: (r) => measured(async () => (await s.run(r)).throughput) });
     const sides: Side<LoopRep>[] = [
       { name: 'idle (no load)', run: () => measured(async () => (await sleep(durationMs), 0)) },
@@ -72,11 +72,14 @@ main(async (args) => {
       ]);
     }
     const p99 = (name: string): number => median((results.get(name) ?? []).map((r) => r.p99));
+    // The better worker layout: with as many onnxruntime threads as cores, the model's threads
+    // compete with the event loop for CPU, and a starved loop shows delays it did not cause.
+    const worker = Math.min(p99(C_ONE), p99(C_PIPE));
     targets.push({
-      name: `event loop ${m.name}: delay p99, worker / inline`,
-      value: ratio(p99(C_ONE), p99(B)),
+      name: `event loop ${m.name}: delay p99, best worker side / inline`,
+      value: ratio(worker, p99(B)),
       target: '< 1 (the point of workers)',
-      pass: p99(C_ONE) < p99(B),
+      pass: worker < p99(B),
     });
     data[m.name] = { maxBatchSize: m.maxBatchSize, durationMs, sides: Object.fromEntries(results) };
   }
