@@ -122,6 +122,19 @@ describe('createHost context injection', () => {
     );
     await expect(createHost(Affine, { context: { [Scale]: { usevalue: 1 } as never } })).rejects.toThrow(/has none of useValue, useFactory, useClass/);
     await expect(createHost(Affine, { context: { [Scale]: 3 as never } })).rejects.toThrow(/the context provider for Symbol\(Scale\) is 3 \(number\)/);
+    const expected = '; expected a factory function, { useValue }, { useFactory } or { useClass }';
+    await expect(createHost(Affine, { context: { [Scale]: { useValue: 1, useFactory: () => 2 } as never } })).rejects.toThrow(
+      new TypeError(`createHost(Affine): the context provider for Symbol(Scale) has more than one of useValue, useFactory, useClass${expected}`),
+    );
+    await expect(createHost(Affine, { context: { [Scale]: { useFactory: 3 } as never } })).rejects.toThrow(
+      new TypeError(`createHost(Affine): the context provider for Symbol(Scale) has a useFactory that is 3 (number)${expected}`),
+    );
+    await expect(createHost(Affine, { context: { [Scale]: { useClass: 'Tokenizer' } as never } })).rejects.toThrow(
+      new TypeError(`createHost(Affine): the context provider for Symbol(Scale) has a useClass that is "Tokenizer" (string)${expected}`),
+    );
+    await expect(createHost(Affine, { context: 5 as never })).rejects.toThrow(
+      new TypeError('createHost(Affine): expected `context` to be a record { [token]: provider } or [token, provider] pairs, got 5 (number)'),
+    );
   });
 
   test('a missing dependency rejects with a message that says how to inject it', async () => {
@@ -262,6 +275,19 @@ describe('createHost disposal', () => {
     await expect(host.stop()).rejects.toThrow('release failed');
     expect(log).toEqual(['release scale']);
   });
+
+  test('when several releases throw, stop() rejects with an AggregateError holding each error', async () => {
+    const failing = (what: string) => () => ({
+      release: () => {
+        throw new Error(`${what} release failed`);
+      },
+    });
+    const host = await createHost(Affine, { context: { [Scale]: failing('scale'), [Offset]: failing('offset') } });
+    const e = (await host.stop().catch((x: unknown) => x)) as AggregateError;
+    expect(e).toBeInstanceOf(AggregateError);
+    expect(e.message).toBe('createHost(Affine): 2 resources failed to release');
+    expect(e.errors.map((x: Error) => x.message)).toEqual(['offset release failed', 'scale release failed']); // last created first
+  });
 });
 
 describe('createHost options', () => {
@@ -341,7 +367,8 @@ describe('createHost options', () => {
     await expect(createHost(Affine, { maxBatchsize: 3, context: provider })).rejects.toThrow(/createHost\(Affine\): unknown option `maxBatchsize`; the known options are `container`, `context`, `method`, `executor`, `maxBatchSize`/);
     await expect(createHost(Affine, { maxBatchSize: -1, context: provider })).rejects.toThrow(RangeError);
     await expect(createHost(Affine, { container: {} as never, context: provider })).rejects.toThrow(/expected `container` to be a tsyringe DependencyContainer/);
-    await expect(createHost(42 as never)).rejects.toThrow(/createHost\(\?\): expected a class with an @batching method, got 42/);
+    await expect(createHost(42 as never)).rejects.toThrow(new TypeError('createHost(?): expected a class with an @batching method, got 42 (number)'));
+    await expect(createHost(Affine, 5 as never)).rejects.toThrow(new TypeError('createHost(Affine): expected `options` to be an object, got 5 (number)'));
     expect(ran).toBe(false);
   });
 });

@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { container as globalContainer, inject, injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
@@ -57,11 +60,15 @@ describe('decorator style with onnxruntime-node', () => {
   test('200 concurrent inference() calls match one un-batched session.run per item, in fewer model calls; stop() releases the session', async () => {
     let session: InferenceSession | undefined;
     const before = Linear.built.length;
+    // The model is a generated ONNX file on disk, loaded asynchronously by the provider.
+    const dir = await mkdtemp(join(tmpdir(), 'microbatch-decorator-'));
+    const file = join(dir, 'linear.onnx');
+    await writeFile(file, bytes);
     const host = await createHost(Linear, {
       context: {
-        [OnnxSession]: async () => (session = await InferenceSession.create(bytes)),
+        [OnnxSession]: async () => (session = await InferenceSession.create(file)),
       },
-    });
+    }).finally(() => rm(dir, { recursive: true, force: true }));
     expect(Linear.built.length).toBe(before + 1);
     const model = Linear.built.at(-1)!;
     const rows = rowsFor(200);

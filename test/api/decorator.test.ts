@@ -149,7 +149,9 @@ describe('@batching misuse fails when the class is defined, saying what to do', 
 
   test('without parentheses, with bad options, or as a TC39 standard decorator', () => {
     const bare = batching as unknown as (target: unknown, key: string, d: PropertyDescriptor) => void;
-    expect(() => bare({}, 'predictBatch', { value: () => [] })).toThrow(/write @batching\(32\) or @batching\(\{ maxBatchSize: 32, \.\.\. \}\), with the parentheses/);
+    expect(() => bare({}, 'predictBatch', { value: () => [] })).toThrow(
+      new TypeError('@batching needs its options: write @batching(32) or @batching({ maxBatchSize: 32, ... }), with the parentheses'),
+    );
     expect(() => batching(null as unknown as number)).toThrow(new TypeError('@batching: expected a maxBatchSize (a number) or an options object, got null'));
     expect(() => {
       class Bad {
@@ -172,6 +174,16 @@ describe('@batching misuse fails when the class is defined, saying what to do', 
     }).toThrow(new RangeError('@batching on Zero.predictBatch: expected `maxBatchSize` to be an integer from 1 and up, got 0 (number)'));
     const tc39 = batching(4) as unknown as (value: unknown, context: { kind: string; name: string }) => void;
     expect(() => tc39(() => [], { kind: 'method', name: 'predictBatch' })).toThrow(/applied as a TC39 standard decorator.*"experimentalDecorators": true/);
+  });
+
+  test('applied by hand to something that is neither a class nor a method', () => {
+    const decorate = batching(4) as unknown as (target: unknown, key?: string, d?: PropertyDescriptor) => void;
+    expect(() => decorate({ not: 'a class' })).toThrow(new TypeError('@batching: expected a class or a method, got an object'));
+    class Holder {}
+    expect(() => decorate(Holder.prototype, 'predictBatch', { value: 42 })).toThrow(
+      new TypeError('@batching on Holder.predictBatch: expected a method, got 42 (number)'),
+    );
+    expect(getBatchingMetadata(Holder)).toEqual([]);
   });
 
   test('asBatched refuses an instance of a class without @batching', () => {

@@ -156,3 +156,40 @@ describe('ListBatcher and Proxy', () => {
     expect(() => new Broken()).toThrow(new RangeError('Broken: expected `maxBatchSize` to be an integer from 1 and up, got 0 (number)'));
   });
 });
+
+describe('broken extension points (custom batchers and executors)', () => {
+  test('a partition that places an item in no group rejects that item alone, saying so', async () => {
+    const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => x * 2), {
+      maxBatchSize: 4,
+      name: 'p',
+      batcher: {
+        // Forgets the last item: neither grouped nor rejected.
+        partition: (items: readonly number[]) => ({ groups: [items.slice(0, -1).map((_, i) => i)] }),
+        merge: (items: readonly number[]) => ({ batch: items, ctx: undefined }),
+        split: (out: readonly number[]) => out,
+      },
+    });
+    const [a, b, lost] = await Promise.allSettled([1, 2, 3].map((x) => host.inference(x)));
+    expect([a, b]).toEqual([
+      { status: 'fulfilled', value: 2 },
+      { status: 'fulfilled', value: 4 },
+    ]);
+    expect(lost).toEqual({ status: 'rejected', reason: new Error("p: the batcher's partition placed item 2 in no group and did not reject it") });
+    await host.stop();
+  });
+
+  test('an executor whose start throws a non-Error rejects with an Error that keeps it as cause', async () => {
+    const host = new ModelHost(
+      {
+        start: () => Promise.reject('no model'),
+        run: async (xs: readonly number[]) => xs,
+      },
+      4,
+    );
+    const e = (await host.inference(1).catch((x: unknown) => x)) as Error;
+    expect(e).toBeInstanceOf(Error);
+    expect(e.message).toBe('The executor\'s start threw a non-Error value: "no model" (string)');
+    expect(e.cause).toBe('no model');
+    await host.stop();
+  });
+});

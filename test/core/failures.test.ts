@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { ModelHost } from '../../src/api/model-host';
 import { BatchSizeMismatchError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
@@ -10,6 +11,16 @@ describe('output checks on every batch', () => {
     expect(a).toEqual({ status: 'fulfilled', value: 2 });
     expect(b).toEqual({ status: 'rejected', reason: new RangeError('no 2') });
     expect(c).toEqual({ status: 'fulfilled', value: 6 });
+    expect(host.stats.rejected.error).toBe(1);
+  });
+
+  test('an Error made in another realm (a vm context) also rejects only its caller', async () => {
+    const foreign = runInNewContext("new TypeError('from a vm context')") as Error;
+    expect(foreign instanceof Error).toBe(false);
+    const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => (x === 2 ? foreign : x)), { maxBatchSize: 8 });
+    const [a, b] = await Promise.allSettled([1, 2].map((x) => host.inference(x)));
+    expect(a).toEqual({ status: 'fulfilled', value: 1 });
+    expect(b).toEqual({ status: 'rejected', reason: foreign });
     expect(host.stats.rejected.error).toBe(1);
   });
 
@@ -194,7 +205,11 @@ describe('deadlines and cancellation', () => {
   test('an already-aborted signal rejects without queueing', async () => {
     const { host } = setup();
     const signal = AbortSignal.abort('too late');
-    await expect(host.inference(1, { signal })).rejects.toMatchObject({ name: 'AbortError', cause: 'too late' });
+    await expect(host.inference(1, { signal })).rejects.toMatchObject({
+      name: 'AbortError',
+      cause: 'too late',
+      message: 'microbatch: the request was aborted before it was queued',
+    });
     expect(host.stats.queued).toBe(0);
   });
 

@@ -61,21 +61,24 @@ test('every request settles exactly once with a value or an error its story allo
         },
       );
 
-      const outcomes: Array<{ settled: number; value?: number; error?: Error }> = s.requests.map(() => ({ settled: 0 }));
+      const outcomes: Array<{ settled: number; settledAt?: number; value?: number; error?: Error }> = s.requests.map(() => ({ settled: 0 }));
       const controllers = s.requests.map(() => new AbortController());
       const aborted = new Set<number>();
+      // Aborted while the caller still waited: the abort must win over a result that comes later.
+      const abortedWhilePending = new Set<number>();
       for (let t = 0; t <= 45; t++) {
         s.requests.forEach((r, i) => {
           if (r.at === t) {
             host
               .inference(i, { timeoutMs: r.timeoutMs, priority: r.priority, signal: r.abortAt !== undefined ? controllers[i]!.signal : undefined })
               .then(
-                (value) => Object.assign(outcomes[i]!, { settled: outcomes[i]!.settled + 1, value }),
-                (error: Error) => Object.assign(outcomes[i]!, { settled: outcomes[i]!.settled + 1, error }),
+                (value) => Object.assign(outcomes[i]!, { settled: outcomes[i]!.settled + 1, settledAt: clock.now(), value }),
+                (error: Error) => Object.assign(outcomes[i]!, { settled: outcomes[i]!.settled + 1, settledAt: clock.now(), error }),
               );
           }
           if (r.abortAt === t && r.abortAt >= r.at) {
             aborted.add(i);
+            if (outcomes[i]!.settled === 0) abortedWhilePending.add(i);
             controllers[i]!.abort();
           }
         });
@@ -96,9 +99,15 @@ test('every request settles exactly once with a value or an error its story allo
         expect(o.settled).toBe(1);
         if (o.error === undefined) {
           expect(o.value).toBe(i * 2);
+          // A value must beat the request's deadline and its abort: neither may be ignored.
+          if (r.timeoutMs !== undefined) expect(o.settledAt).toBeLessThan(r.at + r.timeoutMs);
+          expect(abortedWhilePending.has(i)).toBe(false);
           return;
         }
         const e = o.error;
+        // Aborted while pending: only a rejection already decided in that same instant (refused as
+        // queue-full, or its timeout timer fired just before) may take the abort's place.
+        if (abortedWhilePending.has(i)) expect([AbortError, DeadlineExceededError, QueueFullError].some((E) => e instanceof E)).toBe(true);
         if (e instanceof AbortError) expect(aborted.has(i)).toBe(true);
         else if (e instanceof DeadlineExceededError) expect(r.timeoutMs).toBeDefined();
         else if (e instanceof QueueFullError) expect(s.maxQueueSize).toBe(4);

@@ -35,8 +35,8 @@ describe('work-conserving release (greedy, maxDelayMs 0)', () => {
     await expect(Promise.all(ps)).resolves.toEqual([-1, -2, -3, -4, -5]);
   });
 
-  test('while the model is busy, 100 requests form batches of maxBatchSize, then the remainder', async () => {
-    const { model, host, events } = setup({ maxBatchSize: 16 });
+  test('while the model is busy, 100 requests form batches of maxBatchSize, then the remainder (maxDelayMs 0 still fills them)', async () => {
+    const { clock, model, host, events } = setup({ maxBatchSize: 16, maxDelayMs: 0 });
     const first = host.inference(-1);
     await settle();
     expect(model.sizes).toEqual([1]);
@@ -49,11 +49,21 @@ describe('work-conserving release (greedy, maxDelayMs 0)', () => {
       await settle();
     }
     expect(model.sizes).toEqual([1, 16, 16, 16, 16, 16, 16, 4]);
+    expect([clock.now(), clock.pendingTimers]).toEqual([0, 0]); // no timer was involved
     expect(model.calls.flatMap((c) => c.items).slice(1)).toEqual(Array.from({ length: 100 }, (_, i) => i)); // FIFO
     await expect(first).resolves.toBe(999);
     await expect(Promise.all(ps)).resolves.toEqual(Array.from({ length: 100 }, (_, i) => i + 1000));
     expect(events.map((e) => e.reason)).toEqual(['idle', 'full', 'full', 'full', 'full', 'full', 'full', 'idle']);
-    expect(host.stats).toMatchObject({ batches: 8, requests: 101, rows: 101, queued: 0, running: 0 });
+    expect(host.stats).toEqual({
+      queued: 0,
+      running: 0,
+      runningBatches: 0,
+      batches: 8,
+      requests: 101,
+      rows: 101,
+      meanBatchSize: 101 / 8,
+      rejected: { queueFull: 0, deadline: 0, aborted: 0, stopped: 0, error: 0 },
+    });
   });
 
   test('a batch keeps absorbing arrivals until it starts', async () => {
