@@ -37,7 +37,8 @@ export interface BucketBatcherOptions<In = unknown> extends PadBatcherOptions {
  * Groups variable-length items into length buckets, each run as its own padded sub-batch, so that
  * short items are not padded to the length of long ones. Padding works as in
  * {@link PadBatcher} (mask, lengths, un-padding); `Merged.padding` reports the waste of each
- * sub-batch, and the host's batch reports average it over the sub-batches by rows.
+ * sub-batch, and the host's batch reports average it over the sub-batches, weighted by their
+ * request counts (as `paddingWaste`).
  *
  * @example
  * ```ts

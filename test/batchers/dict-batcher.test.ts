@@ -132,9 +132,9 @@ describe('DictBatcher', () => {
   });
 
   test('options are checked', () => {
-    expect(() => new DictBatcher({ inputs: { sr: 'shared' } })).toThrow(`DictBatcher: expected at least one batched key in \`inputs\` (an axis, not 'shared'), got {"sr":"shared"}`);
-    expect(() => new DictBatcher({ inputs: { x: -1 } })).toThrow(`DictBatcher: expected \`inputs.x\` to be a non-negative integer axis or 'shared', got -1 (number)`);
-    expect(() => new DictBatcher({ inputs: {} })).toThrow(`DictBatcher: expected \`inputs\` to be a non-empty record of key → batch axis or 'shared', got an object`);
-    expect(() => new DictBatcher(undefined as never)).toThrow('DictBatcher: expected an options object with `inputs`, got undefined');
+    expect(() => new DictBatcher({ inputs: { sr: 'shared' } })).toThrow(new TypeError(`DictBatcher: expected at least one batched key in \`inputs\` (an axis, not 'shared'), got {"sr":"shared"}`));
+    expect(() => new DictBatcher({ inputs: { x: -1 } })).toThrow(new TypeError(`DictBatcher: expected \`inputs.x\` to be a non-negative integer axis or 'shared', got -1 (number)`));
+    expect(() => new DictBatcher({ inputs: {} })).toThrow(new TypeError(`DictBatcher: expected \`inputs\` to be a non-empty record of key → batch axis or 'shared', got an object`));
+    expect(() => new DictBatcher(undefined as never)).toThrow(new TypeError('DictBatcher: expected an options object with `inputs`, got undefined'));
   });
 });

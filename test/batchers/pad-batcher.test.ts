@@ -72,7 +72,7 @@ describe('PadBatcher padding, mask and lengths', () => {
 
   test('a pad value the dtype cannot hold fails the merge with both named', () => {
     expect(() => new PadBatcher({ padValue: 0.5 }).merge([ids([1]), ids([1, 2])])).toThrow(
-      'PadBatcher (padValue for "input"): expected an integer pad value for a int64 tensor, got 0.5',
+      new TypeError('PadBatcher (padValue for "input"): expected an integer pad value for a int64 tensor, got 0.5'),
     );
   });
 });
@@ -152,9 +152,11 @@ describe('PadBatcher bad input', () => {
 
   test('options are checked', () => {
     expect(() => new PadBatcher({ padAxis: 0 })).toThrow(new RangeError('PadBatcher: expected `padAxis` to differ from the batch axis 0, got 0'));
-    expect(() => new PadBatcher({ unpadAxis: 0 })).toThrow('PadBatcher: expected `unpadAxis` to differ from the output batch axis 0, got 0');
-    expect(() => new PadBatcher({ maskKey: 'm', lengthsKey: 'm' })).toThrow('PadBatcher: expected `maskKey` and `lengthsKey` to differ, got "m" for both');
-    expect(() => new PadBatcher({ maskType: 'string' })).toThrow('PadBatcher: expected `maskType` to be a numeric tensor type, got "string" (string)');
-    expect(() => new PadBatcher({ padValue: [0] as never })).toThrow(/expected `padValue` to be a number, bigint, boolean, string or a record of them per key, got an array of length 1/);
+    expect(() => new PadBatcher({ unpadAxis: 0 })).toThrow(new RangeError('PadBatcher: expected `unpadAxis` to differ from the output batch axis 0, got 0'));
+    expect(() => new PadBatcher({ maskKey: 'm', lengthsKey: 'm' })).toThrow(new TypeError('PadBatcher: expected `maskKey` and `lengthsKey` to differ, got "m" for both'));
+    expect(() => new PadBatcher({ maskType: 'string' })).toThrow(new TypeError('PadBatcher: expected `maskType` to be a numeric tensor type, got "string" (string)'));
+    expect(() => new PadBatcher({ padValue: [0] as never })).toThrow(
+      new TypeError('PadBatcher: expected `padValue` to be a number, bigint, boolean, string or a record of them per key, got an array of length 1'),
+    );
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Tensor } from 'onnxruntime-node';
 import { concatInto, copyRegion, sliceAxis } from '../../src/tensor/copy';
+import * as dtypes from '../../src/tensor/dtypes';
 import { allocate, coercePadValue, dataMatchesType, DTYPES, type TensorType } from '../../src/tensor/dtypes';
 import { makeTensorLike, tensorBuilder, tensorFault } from '../../src/tensor/tensor-like';
 import { ALL_TYPES, at, plain, tensor } from './tensors';
@@ -27,9 +28,9 @@ describe('dtype table', () => {
     expect(coercePadValue('int64', 3, 'x')).toBe(3n);
     expect(coercePadValue('bool', true, 'x')).toBe(1);
     expect(coercePadValue('float32', 2n, 'x')).toBe(2);
-    expect(() => coercePadValue('int64', 1.5, 'PadBatcher')).toThrow('PadBatcher: expected an integer pad value for a int64 tensor, got 1.5');
-    expect(() => coercePadValue('float32', 'x', 'PadBatcher')).toThrow(/expected a numeric pad value for a float32 tensor, got the string "x"/);
-    expect(() => coercePadValue('string', 0, 'PadBatcher')).toThrow(/expected a string pad value for a string tensor, got 0 \(number\)/);
+    expect(() => coercePadValue('int64', 1.5, 'PadBatcher')).toThrow(new TypeError('PadBatcher: expected an integer pad value for a int64 tensor, got 1.5'));
+    expect(() => coercePadValue('float32', 'x', 'PadBatcher')).toThrow(new TypeError('PadBatcher: expected a numeric pad value for a float32 tensor, got the string "x"'));
+    expect(() => coercePadValue('string', 0, 'PadBatcher')).toThrow(new TypeError('PadBatcher: expected a string pad value for a string tensor, got 0 (number)'));
   });
 });
 
@@ -129,6 +130,62 @@ describe('copy helpers', () => {
     const untouched = new Float32Array([5]);
     copyRegion(new Float32Array(0), [0, 2], [0, 0], untouched, [1, 1], [0, 0], [0, 2]);
     expect(untouched[0]).toBe(5);
+  });
+});
+
+describe('each input is copied once, into a batch buffer allocated at its final size', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  /** A string[] that counts how often each of its elements is read. */
+  function counted(values: string[]): { data: string[]; reads: number[] } {
+    const reads = new Array<number>(values.length).fill(0);
+    const data = new Proxy(values, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads[Number(key)]! += 1;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    return { data, reads };
+  }
+
+  const letters = (n: number, from: number): string[] => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + from + i));
+
+  test.each([
+    ['axis 0', 0, [[2, 3], [1, 3], [1, 3]], undefined],
+    ['axis 1 (strided)', 1, [[3, 2], [3, 1], [3, 3]], undefined],
+    ['axis 0, padded on axis 1', 0, [[2, 3], [1, 1], [1, 4]], { axis: 1, length: 4, value: '_' }],
+  ] as const)('%s: one allocation of the batch size, every input element read exactly once', (_name, axis, shapes, pad) => {
+    const alloc = jest.spyOn(dtypes, 'allocate');
+    let next = 0;
+    const parts = shapes.map((dims) => {
+      const size = dims[0] * dims[1];
+      const part = { ...counted(letters(size, next)), dims };
+      next += size;
+      return part;
+    });
+    const { data, dims } = concatInto('string', parts, axis, pad);
+    const size = dims.reduce((a, b) => a * b, 1);
+    expect(alloc).toHaveBeenCalledTimes(1);
+    expect(alloc.mock.calls[0]![1]).toBe(size);
+    expect((data as string[]).length).toBe(size);
+    for (const p of parts) expect(p.reads).toEqual(p.reads.map(() => 1));
+  });
+
+  test('typed arrays on axis 0: one contiguous copy per input (one subarray each), one allocation', () => {
+    let views = 0;
+    class Counting extends Float32Array {
+      override subarray(begin?: number, end?: number): Float32Array<ArrayBuffer> {
+        views++;
+        return super.subarray(begin, end);
+      }
+    }
+    const alloc = jest.spyOn(dtypes, 'allocate');
+    const blocks = [1, 2, 3].map((rows) => ({ data: new Counting(rows * 40).fill(rows), dims: [rows, 40] }));
+    const { data, dims } = concatInto('float32', blocks, 0);
+    expect(dims).toEqual([6, 40]);
+    expect(alloc).toHaveBeenCalledTimes(1);
+    expect(views).toBe(3);
+    expect(Array.from(data as Float32Array)).toEqual([...new Array<number>(40).fill(1), ...new Array<number>(80).fill(2), ...new Array<number>(120).fill(3)]);
   });
 });
 

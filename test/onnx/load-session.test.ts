@@ -31,6 +31,15 @@ test('loads from a path, with thread options', async () => {
   await session.release();
 });
 
+test('executionProviders reach onnxruntime: a provider object runs, an unknown provider is a ModelLoadError naming it', async () => {
+  const session = await loadSession(linearModel(), { executionProviders: [{ name: 'cpu', useArena: false }] });
+  await runsLinear(session);
+  await session.release();
+  const err = (await loadSession(linearModel(), { executionProviders: ['nosuch'] }).catch((e: unknown) => e)) as Error;
+  expect(err).toBeInstanceOf(ModelLoadError);
+  expect(err.message).toMatch(/^loadSession: onnxruntime could not load a model from \d+ bytes: .*\[nosuch\] backend not found/);
+});
+
 test('loads from bytes: Uint8Array, Buffer, a view with an offset, an ArrayBuffer, and shared memory (copied)', async () => {
   const bytes = linearModel();
   const padded = new Uint8Array(bytes.length + 7);
@@ -69,7 +78,11 @@ test("garbage bytes are a ModelLoadError carrying onnxruntime's reason", async (
 test('a file that is not a model names the file', async () => {
   const bad = join(dir, 'bad.onnx');
   writeFileSync(bad, 'not a model');
-  await expect(loadSession(bad)).rejects.toThrow(`loadSession: onnxruntime could not load a model from the file ${JSON.stringify(bad)}`);
+  const err = (await loadSession(bad).catch((e: unknown) => e)) as Error;
+  expect(err).toBeInstanceOf(ModelLoadError);
+  const prefix = `loadSession: onnxruntime could not load a model from the file ${JSON.stringify(bad)}: `;
+  expect(err.message.slice(0, prefix.length)).toBe(prefix);
+  expect(err.message.length).toBeGreaterThan(prefix.length); // onnxruntime's reason follows
 });
 
 test('bad arguments are TypeError/RangeError', async () => {
