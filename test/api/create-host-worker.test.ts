@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
 import { createHost } from '../../src/api/create-host';
-import { WorkerStartError } from '../../src/executors/worker/errors';
+import { DeadlineExceededError } from '../../src/core/errors';
+import { WorkerCrashedError, WorkerStartError } from '../../src/executors/worker/errors';
 import { linearReference } from '../support/onnx-models';
 import { Scorer, context } from '../fixtures/workers/hosted-scorer';
 
@@ -34,12 +36,78 @@ describe("createHost(C, { executor: 'worker' })", () => {
     await host.stop();
   });
 
+  test('a worker whose model class exits mid-batch rejects only that batch; the other worker keeps serving and a replacement takes over', async () => {
+    // One row per batch, so that the crash and the good rows are separate batches on two workers.
+    const host = await createHost(Scorer, { context, executor: { workers: 2, intraOpNumThreads: 1 }, maxBatchSize: 1 });
+    try {
+      const rows = [-777, 1, 2, 3, 4, 5].map((v) => Float32Array.from([v, 1, -v / 2, 3]));
+      const [crashed, ...others] = await Promise.allSettled(rows.map((r) => host.inference(r)));
+      expect(crashed!.status).toBe('rejected');
+      const e = (crashed as PromiseRejectedResult).reason as WorkerCrashedError;
+      expect(e).toBeInstanceOf(WorkerCrashedError);
+      expect(e.exitCode).toBe(7);
+      expect(e.message).toMatch(/: worker [01] exited with code 7 while running this request's batch; the batch was rejected and the worker is being replaced$/);
+      others.forEach((r, i) => {
+        expect(r.status).toBe('fulfilled');
+        const o = (r as PromiseFulfilledResult<{ y: number[] }>).value;
+        linearReference(rows[i + 1]!).forEach((v, j) => expect(o.y[j]).toBeCloseTo(v, 5));
+      });
+      const next = Float32Array.from([1, 2, 3, 4]);
+      const y = (await host.inference(next)) as { y: number[] };
+      linearReference(next).forEach((v, j) => expect(y.y[j]).toBeCloseTo(v, 5));
+      // The replacement comes up (ts-node makes that take a while here): pairs of concurrent
+      // one-row batches soon run on both workers again.
+      const deadline = Date.now() + 15_000;
+      let workersSeen = new Set<number>();
+      while (workersSeen.size < 2 && Date.now() < deadline) {
+        const pair = await Promise.all([next, next].map((r) => host.inference(r)));
+        workersSeen = new Set(pair.map((o) => (o as { worker: number }).worker));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(workersSeen).toEqual(new Set([0, 1]));
+    } finally {
+      await host.stop();
+    }
+  }, 30_000);
+
+  test('batchTimeoutMs given to createHost reaches the pool: a hung batch rejects its callers and the worker is replaced', async () => {
+    const host = await createHost(Scorer, { context, executor: 'worker', batchTimeoutMs: 1_000 });
+    try {
+      const first = (await host.inference(Float32Array.from([1, 2, 3, 4]))) as { thread: number };
+      const started = Date.now();
+      const hung = await Promise.allSettled([host.inference(Float32Array.from([-555, 0, 0, 0])), host.inference(Float32Array.from([2, 2, 2, 2]))]);
+      expect(Date.now() - started).toBeLessThan(10_000); // the spin would last 20 s
+      for (const r of hung) {
+        const e = (r as PromiseRejectedResult).reason as DeadlineExceededError;
+        expect(e).toBeInstanceOf(DeadlineExceededError);
+        expect(e.reason).toBe('batch-timeout');
+        expect(e.message).toBe('Scorer.predictBatch: worker 0 ran a batch longer than batchTimeoutMs (1000 ms); the batch was rejected and the worker is being replaced');
+      }
+      const next = (await host.inference(Float32Array.from([1, 2, 3, 4]))) as { thread: number };
+      expect(next.thread).not.toBe(first.thread);
+    } finally {
+      await host.stop();
+    }
+  }, 30_000);
+
   test('a provider that fails in the worker rejects createHost with a WorkerStartError naming the token', async () => {
     const { failingContext } = await import('../fixtures/workers/hosted-scorer');
     const e = (await createHost(Scorer, { context: failingContext, executor: { ...where, contextExport: 'failingContext' } }).catch((x: unknown) => x)) as WorkerStartError;
     expect(e).toBeInstanceOf(WorkerStartError);
     expect(e.message).toContain('Symbol(test.WorkerIndex)');
     expect(e.message).toContain('no GPU in this worker');
+    // The worker's own error rides along: the provider failure, and under it the provider's error.
+    const cause = e.cause as Error;
+    expect(cause.name).toBe('ContextProviderError');
+    expect((cause.cause as Error).message).toBe('no GPU in this worker');
+  });
+
+  test('a class module path that does not exist rejects createHost with the worker\'s error', async () => {
+    const missing = join(__dirname, 'no-such-scorer.js');
+    const e = (await createHost(Scorer, { context, executor: { classModule: missing, classExport: 'Scorer', contextModule: classModule } }).catch((x: unknown) => x)) as WorkerStartError;
+    expect(e).toBeInstanceOf(WorkerStartError);
+    expect(e.message).toContain(`Scorer.predictBatch: worker 0 failed to start: Cannot find module '${missing}'`);
+    expect(e.workerIndex).toBe(0);
   });
 
   test('a class or context that no module exports gets a message saying how to fix it', async () => {

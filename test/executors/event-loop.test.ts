@@ -98,4 +98,8 @@ test('the worker executor keeps the event loop free while a heavy model runs; in
   // typical tick is not held up by a model run.
   expect(worker.utilization).toBeLessThan(inline.utilization / 2);
   expect(worker.p50).toBeLessThan(inline.p50 / 2);
+  // p99 too, bounded loosely enough for CPU starvation on a loaded 2-core machine: under one model
+  // run (inline's run time or p99, the larger), which inline's loop waits out every time. Half a run
+  // was too tight: it failed once on CI at 23 ms against 16 ms.
+  expect(worker.p99).toBeLessThan(Math.max(inline.p99, inline.runMs));
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ModelHost } from '../../src/api/model-host';
 import { DeadlineExceededError, HostStoppedError } from '../../src/core/errors';
@@ -108,6 +109,26 @@ test('batchTimeoutMs rejects a hung batch and replaces its worker', async () => 
   }
 });
 
+test('a worker that runs out of memory under resourceLimits rejects only its batch; a replacement serves the next', async () => {
+  // The limit leaves room for ts-node, which loads the compiler in each worker under jest.
+  const executor = new WorkerExecutor<readonly Op[], Array<Answer | Error>>({ module: MODULE, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+  const host = new ModelHost<Op, Answer>(executor, { maxBatchSize: 4 });
+  try {
+    const first = await host.inference(echo(1));
+    const e = (await host.inference({ op: 'oom', value: 0 }).catch((x: unknown) => x)) as WorkerCrashedError;
+    expect(e).toBeInstanceOf(WorkerCrashedError);
+    expect(e.workerIndex).toBe(0);
+    expect(e.message).toMatch(/worker 0 exited with code \d+ after an uncaught Error: .*memory limit.* while running this request's batch; the batch was rejected and the worker is being replaced/);
+    expect((e.cause as { code?: string }).code).toBe('ERR_WORKER_OUT_OF_MEMORY');
+    const next = await host.inference(echo(2));
+    expect(next.value).toBe(4);
+    expect(next.threadId).not.toBe(first.threadId);
+    expect(executor.stats.replaced).toBe(1);
+  } finally {
+    await host.stop();
+  }
+});
+
 describe('start failures reject start() with what was wrong', () => {
   test('a module path that does not exist', async () => {
     const host = new ModelHost(new WorkerExecutor({ module: join(__dirname, 'no-such-model.worker.js') }), { maxBatchSize: 2 });
@@ -146,6 +167,19 @@ test('the object form: start() runs in the worker before the first batch; stop()
   ]);
   await stopping;
   await expect(executor.run([echo(3)])).rejects.toThrow(HostStoppedError);
+});
+
+test('more onnxruntime threads than cores (workers × intraOpNumThreads) draws one warning naming the product', () => {
+  const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+  try {
+    const cores = availableParallelism();
+    new WorkerExecutor({ module: MODULE, workers: 2, intraOpNumThreads: cores, name: 'greedy' });
+    new WorkerExecutor({ module: MODULE, workers: 2, intraOpNumThreads: cores });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toBe(`greedy: 2 workers × intraOpNumThreads ${cores} = ${2 * cores} threads on ${cores} cores; threads beyond the cores contend and slow every batch`);
+  } finally {
+    warn.mockRestore();
+  }
 });
 
 test('options are checked when the executor is built', () => {

@@ -7,8 +7,8 @@ export interface ExportLocation {
 /**
  * Finds the loaded CommonJS module that exports `value` (by identity), so that a worker thread can
  * load the same class or object by path and name. Searches `require.cache`: it works for compiled
- * JS and ts-node, not under test runners with their own module registry (jest), where callers pass
- * the location explicitly.
+ * JS, ts-node and jest (whose `require.cache` mirrors its own module registry); a class from an
+ * ES module is not in it, so callers pass its location explicitly.
  * @internal
  */
 export function findModuleExport(value: unknown): ExportLocation | undefined {
