@@ -137,9 +137,20 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(q.decide(view({ reqs, inFlight: 1, freeSlots: 1 }))).toMatchObject({ release: true });
   });
 
+  test('with no SLO and no timeouts it never sheds or cuts a batch, however long requests waited', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1);
+    const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
+    expect(p.decide(view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(p.decide(view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 });
+  });
+
   test('rejects nonsense options; the factory makes independent instances', () => {
-    expect(() => new AdaptivePolicy({ marginMs: -1 })).toThrow(/marginMs/);
+    expect(() => new AdaptivePolicy({ marginMs: -1 })).toThrow(RangeError);
+    expect(() => new AdaptivePolicy({ marginMs: -1 })).toThrow('AdaptivePolicy: expected `marginMs` to be a number >= 0, got -1');
     expect(() => new AdaptivePolicy({ patience: Number.NaN })).toThrow(RangeError);
+    expect(() => new AdaptivePolicy({ patience: Number.NaN })).toThrow('AdaptivePolicy: expected `patience` to be a number >= 0, got NaN');
     const a = adaptivePolicy();
     const b = adaptivePolicy();
     expect(a).not.toBe(b);
@@ -189,6 +200,45 @@ describe('AdaptivePolicy on a host (fake clock)', () => {
       ['idle', 0],
       ['idle', 0],
     ]);
+  });
+
+  test('predictive waiting on a host: an idle model waits for an arrival it expects soon, and the wake-up is reported as timer', async () => {
+    const arrivals = [0, 0.5, 1, 1.5, 2, 40, 40.4, 42];
+    const play = async (patience: number) => {
+      const { host, clock, model, policy, events } = setup({ a: 20, b: 0.1, maxBatchSize: 4, policy: new AdaptivePolicy({ patience }) });
+      teach(policy, 20, 0.1);
+      // Event by event, so the host decides at the exact times its timers and the arrivals fall due.
+      const to = async (t: number) => {
+        await settle();
+        for (let n = clock.nextTimerAt; n !== undefined && n <= t; n = clock.nextTimerAt) {
+          clock.advance(n - clock.now());
+          await settle();
+        }
+        clock.advance(t - clock.now());
+        await settle();
+      };
+      const answers: Array<Promise<number>> = [];
+      for (const t of arrivals) {
+        await to(t);
+        answers.push(host.inference(t));
+      }
+      await to(200);
+      await expect(Promise.all(answers)).resolves.toEqual(arrivals.map((t) => t * 10));
+      return { sizes: model.sizes, events, stats: policy.stats };
+    };
+    // At t = 40.5 the model frees with 2 requests waiting, arriving about every 7 ms against a 20 ms
+    // fixed cost: waiting for the next one (due at 42) beats giving it a batch of its own.
+    const waited = await play(0.5);
+    expect(waited.sizes).toEqual([1, 4, 3]);
+    expect(waited.events.map((e) => e.reason)).toEqual(['idle', 'full', 'timer']);
+    expect(waited.events[2]!.startedAt).toBeGreaterThan(42);
+    expect(waited.events[2]!.startedAt).toBeLessThan(44);
+    expect(waited.stats.waits).toBe(1);
+    // The same arrivals without waiting: one more batch, and the request at 42 waits ~19 ms for it.
+    const greedy = await play(0);
+    expect(greedy.sizes).toEqual([1, 4, 2, 1]);
+    expect(greedy.events.map((e) => e.reason)).toEqual(['idle', 'full', 'idle', 'idle']);
+    expect(greedy.stats.waits).toBe(0);
   });
 
   test('steady overload: every answered request meets the SLO, the shed ones are counted and rejected as shed', async () => {
@@ -251,7 +301,7 @@ describe('AdaptivePolicy on a host (fake clock)', () => {
     expect(host.stats.rejected.deadline).toBe(0);
   });
 
-  test('configure({ maxLatencyMs }) applies from the next decision', async () => {
+  test('configure({ maxLatencyMs, maxBatchSize }) applies from the next decision', async () => {
     const { host, policy, model, run } = setup({ a: 10, b: 1, maxBatchSize: 32 });
     teach(policy, 10, 1);
     const busy = host.inference(0);
@@ -279,5 +329,11 @@ describe('AdaptivePolicy on a host (fake clock)', () => {
     const again = Array.from({ length: 3 }, (_, i) => track(host.inference(i)));
     await run(30);
     expect(again.every((r) => r.state === 'resolved')).toBe(true);
+    host.configure({ maxBatchSize: 4 });
+    const before = model.sizes.length;
+    const capped = Array.from({ length: 10 }, (_, i) => track(host.inference(i)));
+    await run(100);
+    expect(capped.every((r) => r.state === 'resolved')).toBe(true);
+    expect(model.sizes.slice(before)).toEqual([4, 4, 2]);
   });
 });

@@ -1,4 +1,4 @@
-import { LatencyModel } from '../../src/core/latency-model';
+import { LatencyModel, type LatencyModelOptions } from '../../src/core/latency-model';
 
 const ok = (rows: number, runMs: number) => ({ rows, requests: rows, runMs, ok: true });
 
@@ -73,8 +73,15 @@ describe('LatencyModel', () => {
   });
 
   test('rejects nonsense options', () => {
-    expect(() => new LatencyModel({ alpha: 0 })).toThrow(RangeError);
-    expect(() => new LatencyModel({ alpha: 2 })).toThrow(/alpha/);
-    expect(() => new LatencyModel({ k: -1 })).toThrow(/k/);
+    const cases: Array<[LatencyModelOptions, string]> = [
+      [{ alpha: 0 }, 'LatencyModel: expected `alpha` to be a number > 0 and <= 1, got 0'],
+      [{ alpha: 2 }, 'LatencyModel: expected `alpha` to be a number > 0 and <= 1, got 2'],
+      [{ k: -1 }, 'LatencyModel: expected `k` to be a number >= 0, got -1'],
+      [{ maxWeight: Number.NaN }, 'LatencyModel: expected `maxWeight` to be a number > 0, got NaN'],
+    ];
+    for (const [options, message] of cases) {
+      expect(() => new LatencyModel(options)).toThrow(RangeError);
+      expect(() => new LatencyModel(options)).toThrow(message);
+    }
   });
 });

@@ -31,7 +31,10 @@ describe.each(MODELS)('simulation, model $label', (model) => {
     expect(best.answered).toBe(REQUESTS);
     expect(adaptive.answered + adaptive.shed).toBe(REQUESTS);
     expect(adaptive.p99).toBeLessThanOrEqual(best.p99 * 1.1);
-    if (best.max <= model.maxLatencyMs) expect(adaptive.shed).toBe(0);
+    // Both models keep the best fixed setting within the SLO up to 95 % load, so the no-shedding
+    // rule applies at every load here; asserting that keeps it from being skipped silently.
+    expect(best.max).toBeLessThanOrEqual(model.maxLatencyMs);
+    expect(adaptive.shed).toBe(0);
     expect(adaptive.overSlo).toBe(0);
     expect(adaptive.rejectedDeadline).toBe(adaptive.shed);
   });

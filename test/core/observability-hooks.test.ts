@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ModelHost } from '../../src/api/model-host';
+import type { Batcher } from '../../src/core/batcher';
 import { DeadlineExceededError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
 import { CHANNELS, type BatchEvent, type RequestEvent } from '../../src/core/observer';
@@ -21,7 +22,8 @@ describe('policy hooks', () => {
       },
       latencyModel: { predict: (rows) => rows * 2 },
     };
-    const host = new ModelHost(model.fn, { maxBatchSize: 4, clock, policy, maxLatencyMs: 50, name: 'p' });
+    const settled: RequestEvent[] = [];
+    const host = new ModelHost(model.fn, { maxBatchSize: 4, clock, policy, maxLatencyMs: 50, name: 'p', observer: { onRequest: (r) => settled.push(r) } });
     host.inference(0);
     await settle();
     const stale = host.inference(1);
@@ -42,6 +44,8 @@ describe('policy hooks', () => {
     model.answer(1, (x) => x * 3);
     await expect(fresh).resolves.toBe(6);
     expect(host.stats.rejected.deadline).toBe(1);
+    // Reported as shed, with its whole life spent in the queue.
+    expect(settled.filter((r) => r.outcome === 'shed').map((r) => [r.queueMs, r.runMs, r.totalMs])).toEqual([[10, 0, 10]]);
     expect(seenLatency.every((v) => v === 50)).toBe(true);
     expect(host.latencyModel?.predict(3)).toBe(6);
   });
@@ -73,6 +77,55 @@ describe('observer hooks', () => {
     expect(batches[0]!.contexts).toEqual(['trace-a', 'trace-b']);
     expect(batches[0]!.queued).toBe(0);
     expect(typeof batches[0]!.startedAt).toBe('number');
+  });
+
+  test('a batch event times the queue and each phase; request events time each request; stop() releases with reason drain', async () => {
+    const clock = new ManualClock();
+    const batches: BatchEvent[] = [];
+    const requests: RequestEvent[] = [];
+    // Merge and split take fake time here, so their share of the batch is visible and exact.
+    const batcher: Batcher<number, number, number[], number[], undefined> = {
+      merge: (items) => {
+        clock.advance(1);
+        return { batch: [...items], ctx: undefined, padding: 0.25 };
+      },
+      split: (out) => {
+        clock.advance(2);
+        return out;
+      },
+    };
+    const host = new ModelHost(
+      async (xs: number[]) => {
+        clock.advance(5);
+        return xs.map((x) => x * 2);
+      },
+      { maxBatchSize: 4, maxDelayMs: 100, clock, batcher, observer: { onBatch: (b) => batches.push(b), onRequest: (r) => requests.push(r) } },
+    );
+    const first = host.inference(1);
+    clock.advance(4);
+    const second = host.inference(2);
+    await settle();
+    clock.advance(6); // t = 10, inside the 100 ms window: only stopping releases them now
+    await host.stop();
+    await expect(Promise.all([first, second])).resolves.toEqual([2, 4]);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]).toMatchObject({
+      rows: 2,
+      requests: 2,
+      reason: 'drain',
+      queueWaitOldestMs: 10,
+      queueWaitMeanMs: 8,
+      mergeMs: 1,
+      runMs: 5,
+      splitMs: 2,
+      paddingWaste: 0.25,
+      queued: 0,
+      startedAt: 10,
+    });
+    expect(requests.map((r) => [r.outcome, r.queueMs, r.runMs, r.totalMs])).toEqual([
+      ['ok', 10, 8, 18],
+      ['ok', 6, 8, 14],
+    ]);
   });
 
   test('batch and request events are published on diagnostics channels, with no observer set', async () => {

@@ -133,5 +133,6 @@ describe('otelInstrumentation', () => {
     otel.watch(host);
     await expect(Promise.all([host.inference(1), host.inference(2)])).resolves.toEqual([1, 2]);
     expect(() => otel.watch({} as never)).toThrow(TypeError);
+    expect(() => otel.watch({} as never)).toThrow('microbatch metrics: watch(host) expects a ModelHost (an object with name and stats)');
   });
 });

@@ -106,7 +106,12 @@ describe('prometheusMetrics', () => {
     expect(globalRegistry.getSingleMetric('microbatch_batch_size')).toBeUndefined();
     // A second set in the same registry is a naming clash prom-client reports.
     expect(() => prometheusMetrics({ registry, prefix: 'mb_' })).toThrow(/already been registered/);
-    expect(() => prometheusMetrics({} as never)).toThrow(/Registry/);
+    expect(() => prometheusMetrics({} as never)).toThrow(TypeError);
+    expect(() => prometheusMetrics({} as never)).toThrow(
+      'prometheusMetrics: expected `registry` to be a prom-client Registry (pass `register` to use the global one)',
+    );
+    expect(() => prom.watch({} as never)).toThrow(TypeError);
+    expect(() => prom.watch({} as never)).toThrow('microbatch metrics: watch(host) expects a ModelHost (an object with name and stats)');
   });
 
   test('shed requests are counted by outcome', async () => {
@@ -150,5 +155,6 @@ describe('prometheusMetrics', () => {
     expect(batchSizeBuckets(24)).toEqual([1, 2, 4, 8, 16, 24]);
     expect(batchSizeBuckets(32)).toEqual([1, 2, 4, 8, 16, 32]);
     expect(() => batchSizeBuckets(0)).toThrow(RangeError);
+    expect(() => batchSizeBuckets(2.5)).toThrow('microbatch metrics: expected `maxBatchSize` to be an integer from 1 and up, got 2.5');
   });
 });
