@@ -100,9 +100,12 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
   });
   metrics?.watch(model);
+  // Room for a full queue plus a running batch per worker, so that --max-queue-size is the bound
+  // clients meet, not the server's own default.
+  const maxConcurrentRequests = maxQueueSize + maxBatchSize * Math.max(1, workers);
   const server = createInferenceServer({
     models: { [model.name]: model },
-    limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
+    limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
     log: (line) => io.err(line),
   });

@@ -51,8 +51,8 @@ export interface ServableModel {
 export type MetricsSource = (() => string | Promise<string>) | { metrics(): string | Promise<string>; readonly contentType?: string };
 
 /**
- * Limits that keep one client from hurting the others. Every one has a safe default; the queue
- * bound itself is the host's `maxQueueSize` (a full queue answers 503 with `Retry-After`).
+ * Limits that keep one client from hurting the others. Every one has a safe default. The host's
+ * own `maxQueueSize` also applies (a full queue answers 503 with `Retry-After`).
  */
 export interface ServerLimits {
   /**
@@ -84,6 +84,14 @@ export interface ServerLimits {
    */
   retryAfterSeconds?: number;
   /**
+   * Most inference requests the server holds at once, from reading the body to the answer
+   * (queued in the host or running included). One more is answered 503 `queue_full` with
+   * `Retry-After` at once, before its body is read. This bounds memory and waiting even when the
+   * host's own `maxQueueSize` is left unbounded (its default); `Infinity` turns it off.
+   * @default 1024
+   */
+  maxConcurrentRequests?: number;
+  /**
    * Time allowed to receive a whole request, headers and body (Node's `server.requestTimeout`):
    * a client that trickles bytes is cut off with 408.
    * @default 60000
@@ -101,6 +109,7 @@ export const DEFAULT_LIMITS: Readonly<Required<ServerLimits>> = {
   timeoutMs: 30_000,
   maxTimeoutMs: 120_000,
   retryAfterSeconds: 1,
+  maxConcurrentRequests: 1024,
   requestTimeoutMs: 60_000,
 };
 

@@ -66,8 +66,9 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  *
  * Failures answer `{ "error": { "code", "message" } }`: 400 for bad input (named), 404 for an
  * unknown route or model, 405 with `Allow`, 413 past `maxBodyBytes`, 503 + `Retry-After` when the
- * queue is full or a request is shed, 504 past its time limit, 500 when the model throws. The
- * server never crashes on what a client sends.
+ * queue is full (the host's `maxQueueSize`, or `limits.maxConcurrentRequests`) or a request is
+ * shed, 504 past its time limit, 500 when the model throws. The server never crashes on what a
+ * client sends.
  *
  * @example
  * ```ts
@@ -95,6 +96,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   let closing = false;
   let closePromise: Promise<void> | undefined;
   let inFlight = 0;
+  let inferring = 0;
   let idleWaiters: Array<() => void> = [];
   const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
 
@@ -128,7 +130,16 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
         const host = models.get(found.model, limits.retryAfterSeconds);
-        return handleInfer(req, res, { modelName: found.model, host, limits, int64As });
+        // Refused before the body is read, so that a flood costs neither memory nor parsing.
+        if (inferring >= limits.maxConcurrentRequests) {
+          throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
+        }
+        inferring++;
+        try {
+          return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
+        } finally {
+          inferring--;
+        }
       }
     }
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Every example runs as written and exits 0, so that examples never rot. Examples that would run
@@ -17,7 +17,16 @@ const ARGS: Readonly<Record<string, readonly string[]>> = {
 
 /** What an example must print besides exiting 0, where a line is worth pinning. */
 const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
-  'demo.ts': [/check: HTTP answer vs direct session\.run/, /^unbatched \(max 1\) +\d+/m, /^batched \(max 32\) +\d+/m, /^speed-up \(batched \/ unbatched throughput\): \d+\.\d\dx$/m, /^batch sizes in the batched phase/m],
+  'demo.ts': [
+    /check: HTTP answer vs direct session\.run/,
+    /^ {2}unbatched 1\/2: 8 clients for 0\.5 s\.\.\.$/m, // the progress line (one per phase when not on a terminal)
+    /^phase +req\/s +p50 ms +p99 ms +mean batch +errors$/m,
+    /^unbatched \(max 1\) +\d+ +\d+\.\d +\d+\.\d +1\.0 +0$/m,
+    /^batched \(max 32\) +\d+ +\d+\.\d +\d+\.\d +\d+\.\d +0$/m,
+    /^speed-up \(batched \/ unbatched throughput\): \d+\.\d\dx$/m,
+    /^batch sizes in the batched phase \(\d+ batches\)$/m,
+    /^ +\d+(-\d+)? \| █{40} \d+$/m, // the histogram's tallest bar
+  ],
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
 };
 
@@ -39,8 +48,10 @@ function run(file: string): Promise<{ code: number | null; output: string }> {
   });
 }
 
-test('the examples folder is not empty', () => {
+test('the examples folder is not empty, and `npm start` runs the demo', () => {
   expect(EXAMPLES).toEqual(expect.arrayContaining(['demo.ts', 'http-server.ts']));
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  expect(pkg.scripts.start).toMatch(/^ts-node (--transpile-only )?examples\/demo\.ts$/);
 });
 
 test.each(EXAMPLES)('examples/%s runs and exits 0', async (file) => {

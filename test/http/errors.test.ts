@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { createOnnxHost, type OnnxHost } from '../../src/onnx';
-import { createInferenceServer, type InferenceServer } from '../../src/http';
+import { createInferenceServer, DEFAULT_LIMITS, type InferenceServer } from '../../src/http';
 import type { ReleasePolicy } from '../../src/core/policy';
 import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles } from './helpers';
 
@@ -161,6 +161,32 @@ describe('503, 504, 500: the host refused or failed', () => {
     }
   });
 
+  test('limits.maxConcurrentRequests: 503 queue_full before the body is read, even with an unbounded host queue', async () => {
+    expect(DEFAULT_LIMITS.maxConcurrentRequests).toBe(1024);
+    const hold = gate();
+    const host = gatedHost(hold, { maxBatchSize: 1 }); // maxQueueSize left at Infinity
+    const s = createInferenceServer({ models: { gated: host }, limits: { maxConcurrentRequests: 2 } });
+    const { port: p } = await s.listen(0);
+    try {
+      const running = call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(1, 2) });
+      const queued = call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(3, 4) });
+      await waitFor(() => host.stats.running === 1 && host.stats.queued === 1);
+      const refused = await call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(5, 6) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json().error).toEqual({ code: 'queue_full', message: 'the server is already handling 2 inference requests (limits.maxConcurrentRequests); retry later' });
+      expect({ running: host.stats.running, queued: host.stats.queued }).toEqual({ running: 1, queued: 1 }); // the refused one never reached the host
+      hold.open();
+      expect((await running).json().outputs[0].data).toEqual([2, 4]);
+      expect((await queued).json().outputs[0].data).toEqual([6, 8]);
+      // The slots are given back once answered.
+      expect((await call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(5, 6) })).json().outputs[0].data).toEqual([10, 12]);
+    } finally {
+      hold.open();
+      await s.close();
+    }
+  });
+
   test('shed by the policy: 503 with Retry-After', async () => {
     const shedAll: ReleasePolicy = { name: 'shed-all', decide: (q) => ({ release: false, shed: [...q.requests()] }) };
     const s = createInferenceServer({ models: { gated: gatedHost({ promise: Promise.resolve() }, { policy: shedAll }) } });
@@ -181,11 +207,8 @@ describe('503, 504, 500: the host refused or failed', () => {
     const s = createInferenceServer({ models: { gated: gatedHost(hold) } });
     const { port: p } = await s.listen(0);
     try {
-      const byHeader = await call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(), headers: { 'Timeout-Ms': 30 } });
-      expect(byHeader.status).toBe(504);
-      expect(byHeader.json().error.code).toBe('deadline_exceeded');
-      const byField = await call(p, 'POST', '/v1/models/gated/infer', { body: { ...(gatedBody() as object), parameters: { timeout_ms: 30 } } });
-      expect(byField.status).toBe(504);
+      await expectError(call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(), headers: { 'Timeout-Ms': 30 } }), 504, 'deadline_exceeded', /^gated: timed out after [\d.]+ ms \(timeoutMs 30\) while its batch was running/);
+      await expectError(call(p, 'POST', '/v1/models/gated/infer', { body: { ...(gatedBody() as object), parameters: { timeout_ms: 30 } } }), 504, 'deadline_exceeded', /timed out after [\d.]+ ms (in the queue )?\(timeoutMs 30\)/);
       await expectError(call(p, 'POST', '/v1/models/gated/infer', { body: gatedBody(), headers: { 'Timeout-Ms': 'soon' } }), 400, 'invalid_header', /Timeout-Ms header must be a positive number/);
     } finally {
       hold.open();

@@ -1,4 +1,5 @@
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { createOnnxHost, type OnnxHost } from '../../src/onnx';
 import { createInferenceServer, type InferenceServer } from '../../src/http';
@@ -175,4 +176,23 @@ test('/healthz and /readyz answer 200 when every model is loaded', async () => {
   const ready = await call(port, 'GET', '/readyz');
   expect(ready.status).toBe(200);
   expect(ready.json()).toEqual({ ready: true, closing: false, models: { linear: 'ready', multi: 'ready', int64: 'ready' } });
+});
+
+test('server.handle mounted in a plain node:http server (as Express or Connect would) serves the same routes', async () => {
+  const inference = createInferenceServer({ models: { linear }, stopModelsOnClose: false });
+  const outer = createServer(inference.handle);
+  await new Promise<void>((resolve) => outer.listen(0, '127.0.0.1', resolve));
+  const { port: p } = outer.address() as AddressInfo;
+  try {
+    const reply = await call(p, 'POST', '/v1/models/linear/infer', { body: jsonInputs({ X: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
+    expect(reply.status).toBe(200);
+    const want = await direct(files.linear, { X: new Tensor('float32', Float32Array.from([1, 2, 3, 4]), [1, 4]) });
+    expect(reply.json().outputs[0].data).toEqual(Array.from(want.Y!.data as Float32Array));
+    expect((await call(p, 'GET', '/readyz')).json()).toEqual({ ready: true, closing: false, models: { linear: 'ready' } });
+    const bad = await call(p, 'POST', '/v1/models/linear/infer', { body: jsonInputs({ Z: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
+    expect({ status: bad.status, code: bad.json().error.code }).toEqual({ status: 400, code: 'unknown_input' });
+  } finally {
+    await new Promise((resolve) => outer.close(resolve));
+    await inference.close();
+  }
 });
