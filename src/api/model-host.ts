@@ -165,6 +165,18 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       isolateErrors: this.#o.isolateErrors,
       now: () => this.#o.clock.now(),
       name: this.#o.name,
+      slots: {
+        tryTake: () => {
+          if (this.#inFlight >= this.#o.maxConcurrentBatches) return false;
+          this.#inFlight++;
+          return true;
+        },
+        give: () => {
+          this.#inFlight--;
+          this.#notifyIdle();
+          this.#schedule();
+        },
+      },
     };
   }
 

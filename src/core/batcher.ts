@@ -12,8 +12,10 @@ export interface Merged<Batch, Ctx> {
 }
 
 /**
- * How a batcher divides the items of a released batch: groups run as separate model calls (one
- * after another, in order), and items it refuses are rejected alone with their error.
+ * How a batcher divides the items of a released batch: each group is a separate model call, and
+ * items it refuses are rejected alone with their error. Groups start in order; they run at the
+ * same time on the host's free batch slots (`maxConcurrentBatches`), else one after another, and
+ * every item's result comes back in item order either way.
  */
 export interface Partition {
   /** Indexes into the items, one array per model call. Every accepted index appears once. */

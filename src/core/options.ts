@@ -32,6 +32,8 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
   maxDelayMs?: number;
   /**
    * Batches that may run at the same time (an inline model usually wants 1; a pool of N workers, N).
+   * The groups of a batch that its batcher partitions (shapes, length buckets) also run at the
+   * same time on slots that are free when the batch starts, and one after another otherwise.
    * @default 1
    */
   maxConcurrentBatches?: number;

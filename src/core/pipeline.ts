@@ -17,6 +17,18 @@ export interface PipelineResult<Out> {
   readonly padding: number;
 }
 
+/**
+ * The host's batch slots (`maxConcurrentBatches`), lent to a pipeline so that the groups of one
+ * released batch can run at the same time on slots nobody else is using.
+ * @internal
+ */
+export interface SlotLender {
+  /** Takes a free slot; false when every slot is busy. */
+  tryTake(): boolean;
+  /** Gives back a slot taken with `tryTake`. */
+  give(): void;
+}
+
 /** @internal */
 export interface PipelineConfig<In, Out, Batch, BatchOut> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
@@ -25,6 +37,8 @@ export interface PipelineConfig<In, Out, Batch, BatchOut> {
   readonly isolateErrors: boolean;
   readonly now: () => number;
   readonly name: string;
+  /** Extra slots for a partitioned batch's groups; without it groups run one after another. */
+  readonly slots?: SlotLender;
 }
 
 const NO_TIME = (): number => 0;
@@ -121,7 +135,7 @@ async function runGeneral<In, Out, Batch, BatchOut>(
   if (groups === undefined) {
     await runGroup(undefined, items);
   } else {
-    for (const group of groups) await runGroup(group, group.map((i) => items[i] as In));
+    await runGroups(groups, (group) => runGroup(group, group.map((i) => items[i] as In)), cfg.slots);
   }
 
   for (let i = 0; i < results.length; i++) {
@@ -137,6 +151,29 @@ async function runGeneral<In, Out, Batch, BatchOut>(
     modelCalls: t.modelCalls,
     padding: t.rows > 0 ? t.paddedRows / t.rows : 0,
   };
+}
+
+/**
+ * Runs the groups of one batch in order on the batch's own slot, and at the same time on as many
+ * extra slots as the host has free when the batch starts. A runner takes the next group when it
+ * finishes one, so slow and fast groups share the slots; extra slots go back as soon as their
+ * runner finds no group left.
+ */
+async function runGroups(
+  groups: ReadonlyArray<ReadonlyArray<number>>,
+  run: (group: ReadonlyArray<number>) => Promise<void>,
+  slots: SlotLender | undefined,
+): Promise<void> {
+  let next = 0;
+  const runner = async (): Promise<void> => {
+    while (next < groups.length) await run(groups[next++] as ReadonlyArray<number>);
+  };
+  // The first runner starts its first group synchronously, so `next` already counts it here.
+  const runners = [runner()];
+  while (slots !== undefined && next < groups.length && slots.tryTake()) {
+    runners.push(runner().finally(() => slots.give()));
+  }
+  await Promise.all(runners);
 }
 
 /**
