@@ -28,6 +28,13 @@ const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
     /^ +\d+(-\d+)? \| █{40} \d+$/m, // the histogram's tallest bar
   ],
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
+  'proxy-subclass.ts': [
+    /^100 requests served by 4 model calls \(batch sizes 32, 32, 32, 4\)$/m,
+    /^request 41 "" → TypeError: cannot score an empty text$/m,
+    /^timeoutMs 5 → DeadlineExceededError: Sentiment: timed out after [\d.]+ ms in the queue \(timeoutMs 5\); it never ran$/m,
+    /^timeoutMs 1000 → 0\.\d{3}$/m,
+    /^aborted → AbortError: Sentiment: the request was aborted while queued; it never ran \(cause: the client went away\)$/m,
+  ],
 };
 
 function run(file: string): Promise<{ code: number | null; output: string }> {
