@@ -27,6 +27,11 @@ const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
     /^batch sizes in the batched phase \(\d+ batches\)$/m,
     /^ +\d+(-\d+)? \| █{40} \d+$/m, // the histogram's tallest bar
   ],
+  'observe-prometheus.ts': [
+    /^# TYPE microbatch_batch_size histogram$/m,
+    /^microbatch_requests_total\{host="sentiment",outcome="ok"\} 120$/m,
+    /^microbatch_requests_total\{host="sentiment",outcome="timeout"\} 1$/m,
+  ],
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
   'proxy-subclass.ts': [
     /^100 requests served by 4 model calls \(batch sizes 32, 32, 32, 4\)$/m,
