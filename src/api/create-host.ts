@@ -13,6 +13,7 @@ import { findModuleExport, type ExportLocation } from '../executors/worker/find-
 import type { WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
+import { classifyPlacement, hostOnExecutor } from './host-on-executor';
 import { ModelHost } from './model-host';
 
 /**
@@ -21,6 +22,8 @@ import { ModelHost } from './model-host';
  * < these < `host.configure()`). An `undefined` override keeps the decorator's value.
  *
  * @typeParam M - the batch method to host.
+ * @typeParam Batch - what an executor object given as `executor` receives (the method's batch).
+ * @typeParam BatchOut - what that executor returns (the method's result).
  *
  * @example
  * ```ts
@@ -30,7 +33,7 @@ import { ModelHost } from './model-host';
  * };
  * ```
  */
-export interface CreateHostOptions<M extends PropertyKey = string | symbol> extends Partial<BatchingOptions> {
+export interface CreateHostOptions<M extends PropertyKey = string | symbol, Batch = never, BatchOut = unknown> extends Partial<BatchingOptions> {
   /**
    * The container the host's own child container is created from. Nothing is ever registered in
    * it (nor in the global container).
@@ -50,15 +53,45 @@ export interface CreateHostOptions<M extends PropertyKey = string | symbol> exte
    */
   method?: M;
   /**
-   * Where batches run. `'inline'`: on this thread. `'worker'` (or an options object): in worker
-   * threads, each constructing its own instance of the class and its own context, so the model
-   * never blocks this thread's event loop. Workers find the class and the context by module path
-   * and export name: export both from their modules (the context as one object, e.g.
-   * `export const context = {...}`), or give their locations here. `maxConcurrentBatches`
-   * defaults to the number of workers.
+   * Where batches run.
+   *
+   * - `'inline'`: on this thread, with the class resolved here from `container` and `context`.
+   * - `'worker'` or an object of {@link HostedWorkerOptions}: in worker threads, each constructing
+   *   its own instance of the class and its own context, so the model never blocks this thread's
+   *   event loop. Workers find the class and the context by module path and export name: export
+   *   both from their modules (the context as one object, e.g. `export const context = {...}`), or
+   *   give their locations here. `maxConcurrentBatches` defaults to the number of workers.
+   * - An executor object (anything with a `run` function, such as a `WorkerExecutor` you configured,
+   *   or an adapter over a piscina pool whose worker file loads the model): bring your own pool. The
+   *   class then supplies only the `@batching` options, the batch method's name and the types; it
+   *   is **not** constructed on this thread, and every merged batch goes to `executor.run(batch)`.
+   *   `context` and `container` are refused, since nothing here would use them: load the model
+   *   where the pool runs. The host awaits `start()` (if any) before `createHost` resolves, and
+   *   calls `stop()` (if any) after draining, unless `stopExecutor` is `false`.
+   *   `maxConcurrentBatches` defaults to the executor's `concurrency` property, else a
+   *   `WorkerExecutor`'s `workers`, else 1.
+   *
+   * An object with a `run` property is always taken as an executor, any other object as worker
+   * options; anything else is a `TypeError` that says what was expected.
+   *
    * @default 'inline'
+   *
+   * @example
+   * ```ts
+   * const pool = new WorkerExecutor<readonly Float32Array[], Float32Array[]>({ module: require.resolve('./scorer.worker'), workers: 2 });
+   * const host = await createHost(Scorer, { executor: pool, maxDelayMs: 2 }); // maxConcurrentBatches: 2
+   * await host.stop(); // drains, then stops the pool
+   * ```
    */
-  executor?: 'inline' | 'worker' | HostedWorkerOptions;
+  executor?: 'inline' | 'worker' | HostedWorkerOptions | (Executor<Batch, BatchOut> & { readonly concurrency?: number });
+  /**
+   * Whether `host.stop()` also stops an executor object given as `executor`. Pass `false` for a
+   * pool shared by several hosts (its `start()` must then tolerate being called by each, as
+   * `WorkerExecutor`'s does): stop it yourself once every host using it has stopped. Only allowed
+   * with an executor object; the host owns the pools it creates for `'worker'`.
+   * @default true
+   */
+  stopExecutor?: boolean;
 }
 
 /**
@@ -112,7 +145,7 @@ const WORKER_KEYS = [
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- constructors of any arity
 export type Constructor<T> = new (...args: any[]) => T;
 
-const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', ...HOST_OPTION_KEYS];
+const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', 'stopExecutor', ...HOST_OPTION_KEYS];
 
 /**
  * Builds a started {@link ModelHost} for a model class with an `@batching` method: creates a child
@@ -126,6 +159,10 @@ const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', ...HOST_
  * already created. `host.stop()` drains, then releases the model instance and the context the host
  * created, last created first, through `Symbol.asyncDispose`, `Symbol.dispose`, `dispose()` or
  * `release()` (onnxruntime sessions); `useValue` values are the caller's and are left alone.
+ *
+ * Given an executor object as `executor` (bring your own pool), none of that happens on this
+ * thread: the class gives the `@batching` options, the method and the types, and the executor,
+ * which holds the model, runs every batch (see {@link CreateHostOptions.executor}).
  *
  * @param Class - the model class (usually `@injectable()`).
  * @param options - container, context, method, and host option overrides.
@@ -143,18 +180,33 @@ const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', ...HOST_
 export function createHost<T extends object, In, Out, Batch, BatchOut, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(
   Class: Constructor<T>,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
-  options: CreateHostOptions<M> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+  options: CreateHostOptions<M, NoInfer<Batch>, NoInfer<BatchOut>> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
 ): Promise<ModelHost<In, Out, Batch, BatchOut>>;
 export function createHost<T extends object, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(
   Class: Constructor<T>,
-  options?: CreateHostOptions<M>,
+  options?: CreateHostOptions<M, NoInfer<BatchOf<T, M>>, NoInfer<BatchOutOf<T, M>>>,
 ): Promise<ModelHost<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
-export async function createHost(Class: Constructor<object>, options: CreateHostOptions = {}): Promise<ModelHost<unknown, unknown>> {
+export async function createHost(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown> = {}): Promise<ModelHost<unknown, unknown>> {
   const where = `createHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);
   rejectUnknownKeys(where, options, CREATE_HOST_KEYS);
-  const { container = globalContainer, context, method, executor: placement = 'inline', ...overrides } = options;
+  const { container = globalContainer, context, method, executor = 'inline', stopExecutor, ...overrides } = options;
+  const placement = classifyPlacement(where, executor);
+  if (placement.kind === 'custom') {
+    // Refused rather than ignored: a context given here would suggest the model is built on this thread.
+    for (const key of ['context', 'container'] as const) {
+      if (options[key] !== undefined) {
+        throw new TypeError(
+          `${where}: \`${key}\` cannot be used with an executor object: the executor runs every batch and holds the model, so ` +
+            'nothing on this thread is built from it. Load the model where the executor runs (its worker module), or leave out `executor`',
+        );
+      }
+    }
+    if (stopExecutor !== undefined && typeof stopExecutor !== 'boolean') fail(where, 'stopExecutor', 'a boolean', stopExecutor);
+  } else if (stopExecutor !== undefined) {
+    throw new TypeError(`${where}: \`stopExecutor\` applies only to an executor object passed as \`executor\` (the host always stops the executors it creates)`);
+  }
   if (typeof container !== 'object' || container === null || typeof container.createChildContainer !== 'function') {
     fail(where, 'container', 'a tsyringe DependencyContainer', container);
   }
@@ -163,7 +215,8 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) hostOptions[k] = v;
   // Checked before any provider runs: a typo must not cost a model load.
   resolveOptions(where, hostOptions);
-  if (placement !== 'inline') return hostInWorkers(Class, context, picked.method, hostOptions, placement, where);
+  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, hostOptions, where);
+  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, hostOptions, placement.options as HostedWorkerOptions, where);
 
   const loaded = await loadContext(container, context, where);
   let instance: object;
@@ -178,12 +231,12 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
     );
   }
   const key = picked.method;
-  const executor: Executor<unknown, unknown> = {
+  const inline: Executor<unknown, unknown> = {
     // Looked up per batch, so the method stays the instance's own (spies and overrides included).
     run: (batch) => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
     stop: () => releaseContext(loaded, where, [instance]),
   };
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
+  const host = new ModelHost<unknown, unknown, unknown, unknown>(inline, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
   await host.start();
   return host;
 }
@@ -194,11 +247,9 @@ async function hostInWorkers(
   context: ContextProviders | undefined,
   method: string | symbol,
   hostOptions: Record<string, unknown>,
-  executor: 'worker' | HostedWorkerOptions,
+  o: HostedWorkerOptions,
   where: string,
 ): Promise<ModelHost<unknown, unknown>> {
-  const o: HostedWorkerOptions = executor === 'worker' ? {} : executor;
-  if (typeof o !== 'object' || o === null) fail(where, 'executor', "'inline', 'worker' or an object of worker options", executor);
   rejectUnknownKeys(`${where}: executor`, o, WORKER_KEYS);
   if (typeof method === 'symbol') {
     throw new TypeError(`${where}: a symbol-named batch method (${String(method)}) cannot be named to a worker thread; use a string-named method with executor 'worker'`);

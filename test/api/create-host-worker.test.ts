@@ -135,7 +135,7 @@ describe("createHost(C, { executor: 'worker' })", () => {
       ),
     );
     await expect(createHost(Scorer, { executor: 'gpu' as never })).rejects.toThrow(
-      "createHost(Scorer): expected `executor` to be 'inline', 'worker' or an object of worker options, got \"gpu\" (string)",
+      "createHost(Scorer): expected `executor` to be 'inline', 'worker', an object of worker options, or an executor object with a run(batch) method, got \"gpu\" (string)",
     );
   });
 });

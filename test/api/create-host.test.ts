@@ -364,7 +364,7 @@ describe('createHost options', () => {
       new TypeError('createHost(Affine): Affine.batches is not decorated with @batching; the @batching methods of Affine are `predictBatch`'),
     );
     // @ts-expect-error -- typo in an option name
-    await expect(createHost(Affine, { maxBatchsize: 3, context: provider })).rejects.toThrow(/createHost\(Affine\): unknown option `maxBatchsize`; the known options are `container`, `context`, `method`, `executor`, `maxBatchSize`/);
+    await expect(createHost(Affine, { maxBatchsize: 3, context: provider })).rejects.toThrow(/createHost\(Affine\): unknown option `maxBatchsize`; the known options are `container`, `context`, `method`, `executor`, `stopExecutor`, `maxBatchSize`/);
     await expect(createHost(Affine, { maxBatchSize: -1, context: provider })).rejects.toThrow(RangeError);
     await expect(createHost(Affine, { container: {} as never, context: provider })).rejects.toThrow(/expected `container` to be a tsyringe DependencyContainer/);
     await expect(createHost(42 as never)).rejects.toThrow(new TypeError('createHost(?): expected a class with an @batching method, got 42 (number)'));
