@@ -1,5 +1,5 @@
 import type { Batcher, Merged, Partition } from '../core/batcher';
-import { describe } from '../core/describe';
+import { describe, toError } from '../core/describe';
 import { BatchSizeMismatchError } from '../core/errors';
 import { cloneData, concatInto, sliceAxis } from '../tensor/copy';
 import { formatShape, isTensorLike, tensorBuilder, tensorFault, type CheckedTensor, type TensorFactory, type TensorLike } from '../tensor/tensor-like';
@@ -7,24 +7,73 @@ import { checkKeys } from './options';
 import { TensorInputError } from './tensor-input-error';
 import { inputLabel, signature, type TensorRecord } from './tensor-items';
 
-/** How {@link DictBatcher} treats one key: its batch axis, or `'shared'` (not batched, equal across a sub-batch). */
-export type KeyAxis = number | 'shared';
+/**
+ * How {@link DictBatcher} batches one input key:
+ *
+ * - a non-negative integer: the key's batch axis. The key's tensors are concatenated along it,
+ *   and must have equal other dims to share a model call.
+ * - `'shared'`: not batched. Passed to the model once per sub-batch, from its first request;
+ *   requests whose values differ (dtype, dims or data) run in separate sub-batches.
+ * - a batcher over single tensors: a {@link PadBatcher} or {@link ConcatBatcher} with its default
+ *   type parameters, or your own `Batcher` whose `merge` takes this key's tensors and returns one
+ *   tensor. Its `rows` counts the key's rows (1 without it), its `merge` builds the key's batch
+ *   tensor, its `partition`, if any, is composed with DictBatcher's own grouping, and its
+ *   `padding` counts in the merged batch's padding. Its `split` is not called: outputs are cut
+ *   along the axes of `outputs`, so a padded axis comes back padded.
+ *
+ * @example
+ * ```ts
+ * const inputs: Record<string, KeyAxis> = {
+ *   input_ids: new PadBatcher({ padAxis: 1, padValue: 0 }), // int64 [1, T], T differs per request
+ *   pixel_values: 0, // float32 [1, 3, 224, 224], concatenated on axis 0
+ *   temperature: 'shared', // float32 [], one value per model call
+ * };
+ * ```
+ */
+export type KeyAxis = number | 'shared' | Batcher<TensorLike, unknown, TensorLike, unknown, unknown>;
+
+/** A per-key batcher of {@link KeyAxis}. */
+type KeyBatcher = Exclude<KeyAxis, number | 'shared'>;
 
 /** Options of {@link DictBatcher}. */
 export interface DictBatcherOptions {
   /**
-   * Every input key of an item with its batch axis, or `'shared'` for a value passed to the model
-   * once per sub-batch (a sample rate, a config scalar). Items must have exactly these keys.
+   * Every input key of a request, with how it is batched ({@link KeyAxis}): its batch axis;
+   * `'shared'` for a value passed to the model once per sub-batch (a sample rate, a temperature);
+   * or a batcher for that key's tensors, such as a {@link PadBatcher} for a variable-length key.
+   * Requests must have exactly these keys, and their batched keys must agree on the row count.
+   *
+   * A key with a batcher adds only its dtype and rank to the grouping, so requests whose padded
+   * key differs in length share a model call; the batcher's own `partition` refines the groups
+   * (a {@link BucketBatcher} buckets requests by that key's length). The merged batch's `padding`
+   * is the fraction of all its input elements that are padding: the per-key paddings weighted by
+   * each key's element count, non-padded keys counting as 0.
+   *
+   * @example
+   * ```ts
+   * // input_ids and attention_mask int64 [1, T] with T differing per request; temperature float32 [].
+   * const batcher = new DictBatcher({
+   *   inputs: {
+   *     input_ids: new PadBatcher({ padAxis: 1, padValue: 0 }),
+   *     attention_mask: new PadBatcher({ padAxis: 1, padValue: 0 }),
+   *     temperature: 'shared',
+   *   },
+   * });
+   * ```
    */
   inputs: { readonly [name: string]: KeyAxis };
   /**
    * The batch axis (or `'shared'`) of each output key. When given, the batch function may only
-   * return these keys.
-   * @default the axis of the input of the same name, else 0
+   * return these keys. Outputs are cut along these axes only: an output that keeps a padded axis
+   * comes back at the padded length (use {@link PadBatcher} on records, with `unpadAxis`, to
+   * trim it).
+   * @default the axis of the input of the same name (for an input with a batcher, that batcher's
+   * `outputAxis`, as {@link PadBatcher} and {@link ConcatBatcher} have), else 0
    */
-  outputs?: { readonly [name: string]: KeyAxis };
+  outputs?: { readonly [name: string]: number | 'shared' };
   /**
-   * Builds the batch's tensors and each item's output tensors.
+   * Builds the batch's tensors and each item's output tensors. A key with a batcher gets its batch
+   * tensor from that batcher (and its `tensor` option).
    * @default a tensor of the same class as the one it is made from, through
    * `new ctor(type, data, dims)` (onnxruntime's signature), or a plain `{ type, data, dims }`
    */
@@ -43,17 +92,25 @@ export interface DictContext {
 interface DictItem {
   readonly tensors: ReadonlyMap<string, CheckedTensor>;
   readonly rows: number;
-  /** Dtype and dims of every key, the batch axes starred: items with equal keys may share a batch. */
+  /**
+   * Dtype and dims of every key, with the batch axes starred (every axis, for keys with a batcher):
+   * items with equal keys may share a batch.
+   */
   readonly key: string;
 }
 
+const WHERE = 'DictBatcher';
+
 /**
  * Batches dict-of-tensor items, such as onnxruntime feeds objects, with a batch axis of its own per
- * key, axes other than 0 included, and keys marked `'shared'` passed through once per sub-batch.
+ * key, axes other than 0 included, keys marked `'shared'` passed through once per sub-batch, and
+ * keys merged by a batcher of their own (a {@link PadBatcher} for a variable-length input).
  * Items whose shared values differ (dtype, dims or data), or whose batched keys differ in dtype or
- * non-batch dims, run in separate sub-batches. An item with an unknown or missing key, or whose
- * batched keys disagree on their row count, is rejected alone with a {@link TensorInputError}
- * naming the key. Outputs come back as a record cut per key along that key's output axis.
+ * non-batch dims, run in separate sub-batches; for a key with a batcher, only its dtype and rank
+ * must match, and that batcher's `partition` decides the rest. An item with an unknown or missing
+ * key, whose batched keys disagree on their row count, or that a key's batcher refuses, is
+ * rejected alone with a {@link TensorInputError} naming the key. Outputs come back as a record
+ * cut per key along that key's output axis.
  *
  * @example
  * ```ts
@@ -65,80 +122,152 @@ interface DictItem {
  * const host = new ModelHost((feeds: Record<string, Tensor>) => session.run(feeds), { maxBatchSize: 64, batcher: vad });
  * const { output, hn, cn } = await host.inference({ input, sr, h, c }); // hn.dims [2, 1, 64]
  * ```
+ *
+ * @example
+ * ```ts
+ * // A text model with token ids of varying length, padded per sub-batch, and a shared temperature.
+ * const text = new DictBatcher({
+ *   inputs: { input_ids: new PadBatcher({ padAxis: 1, padValue: 0 }), attention_mask: new PadBatcher({ padAxis: 1, padValue: 0 }), temperature: 'shared' },
+ *   outputs: { logits: 0 },
+ * });
+ * ```
  */
 export class DictBatcher<In extends TensorRecord = TensorRecord, Out extends TensorRecord = TensorRecord>
   implements Batcher<In, Out, In, Out, DictContext>
 {
-  /** The input keys and their batch axes. */
+  /** The input keys and how each is batched. */
   readonly inputs: { readonly [name: string]: KeyAxis };
   /** The output keys and their batch axes, when given. */
-  readonly outputs: { readonly [name: string]: KeyAxis } | undefined;
+  readonly outputs: { readonly [name: string]: number | 'shared' } | undefined;
   readonly #names: readonly string[];
+  /** The keys with a batcher of their own, in key order. */
+  readonly #batchers: ReadonlyArray<readonly [string, KeyBatcher]>;
   readonly #build: ReturnType<typeof tensorBuilder>;
 
   constructor(options: DictBatcherOptions) {
-    const where = 'DictBatcher';
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: expected an options object with \`inputs\`, got ${describe(options)}`);
-    checkKeys(where, options, ['inputs', 'outputs', 'tensor']);
-    this.inputs = checkAxes(where, 'inputs', options.inputs);
-    this.outputs = options.outputs === undefined ? undefined : checkAxes(where, 'outputs', options.outputs);
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${WHERE}: expected an options object with \`inputs\`, got ${describe(options)}`);
+    checkKeys(WHERE, options, ['inputs', 'outputs', 'tensor']);
+    this.inputs = checkSpecs('inputs', options.inputs);
+    this.outputs = options.outputs === undefined ? undefined : (checkSpecs('outputs', options.outputs) as { readonly [name: string]: number | 'shared' });
     this.#names = Object.keys(this.inputs);
-    if (this.#names.every((n) => this.inputs[n] === 'shared')) throw new TypeError(`${where}: expected at least one batched key in \`inputs\` (an axis, not 'shared'), got ${JSON.stringify(this.inputs)}`);
-    this.#build = tensorBuilder(options.tensor, where);
+    if (this.#names.every((n) => this.inputs[n] === 'shared')) {
+      throw new TypeError(`${WHERE}: expected at least one batched key in \`inputs\` (an axis or a batcher, not 'shared'), got ${JSON.stringify(this.inputs)}`);
+    }
+    this.#batchers = this.#names.flatMap((n) => {
+      const spec = this.inputs[n] as KeyAxis;
+      return typeof spec === 'object' ? [[n, spec] as const] : [];
+    });
+    this.#build = tensorBuilder(options.tensor, WHERE);
   }
 
-  /** The item's row count: the size of its batched keys on their axes. Throws a {@link TensorInputError} for a malformed item. */
+  /**
+   * The item's row count: the size of its batched keys on their axes, or as their batchers count
+   * them. Throws a {@link TensorInputError} for a malformed item.
+   */
   rows(item: In): number {
     return this.#read(item).rows;
   }
 
-  /** One group per distinct set of shapes and shared values; malformed items rejected alone. */
+  /**
+   * One group per distinct set of shapes and shared values, refined by the `partition` of each
+   * key's batcher; malformed items, and items a key's batcher refuses, rejected alone.
+   */
   partition(items: readonly In[]): Partition {
-    const groups: Array<{ first: DictItem; indexes: number[] }> = [];
-    const rejected: Array<{ index: number; error: Error }> = [];
+    const read: Array<DictItem | undefined> = [];
+    const refused = new Map<number, Error>();
     items.forEach((item, index) => {
-      let read: DictItem;
       try {
-        read = this.#read(item);
+        read[index] = this.#read(item);
       } catch (error) {
-        rejected.push({ index, error: error as Error });
-        return;
+        read[index] = undefined;
+        refused.set(index, toError(error, `${WHERE}: reading item ${index}`));
       }
-      const group = groups.find((g) => g.first.key === read.key && this.#sharedEqual(g.first, read) === undefined);
-      if (group === undefined) groups.push({ first: read, indexes: [index] });
+    });
+    const accepted: number[] = [];
+    read.forEach((r, index) => {
+      if (r !== undefined) accepted.push(index);
+    });
+    // Two items share a model call only if every key's batcher also puts them together, so each
+    // accepted item's label gathers its group number under every per-key partition.
+    const labels = accepted.map((index) => (read[index] as DictItem).key);
+    for (const [name, batcher] of this.#batchers) {
+      if (batcher.partition === undefined) continue;
+      let p: Partition;
+      try {
+        p = batcher.partition(accepted.map((index) => (read[index] as DictItem).tensors.get(name) as CheckedTensor));
+      } catch (error) {
+        throw keyFailure(name, batcher, 'partition', error);
+      }
+      const place = new Array<number>(accepted.length).fill(-1);
+      p.groups.forEach((group, g) => {
+        for (const local of group) if (local >= 0 && local < place.length) place[local] = g;
+      });
+      for (const { index: local, error } of p.rejected ?? []) {
+        const index = accepted[local];
+        if (index === undefined) continue;
+        place[local] = -2;
+        if (!refused.has(index)) refused.set(index, relay(name, batcher, error));
+      }
+      place.forEach((g, local) => {
+        const index = accepted[local] as number;
+        if (g === -1 && !refused.has(index)) {
+          refused.set(index, new Error(`${WHERE}: the ${kindOf(batcher)} of ${inputLabel('record', name)} placed item ${index} in no group and did not reject it`));
+        }
+        labels[local] += ` #${g}`;
+      });
+    }
+    const groups: Array<{ label: string; first: DictItem; indexes: number[] }> = [];
+    accepted.forEach((index, local) => {
+      if (refused.has(index)) return;
+      const r = read[index] as DictItem;
+      const label = labels[local] as string;
+      const group = groups.find((g) => g.label === label && this.#sharedEqual(g.first, r) === undefined);
+      if (group === undefined) groups.push({ label, first: r, indexes: [index] });
       else group.indexes.push(index);
     });
+    const rejected = [...refused].sort((a, b) => a[0] - b[0]).map(([index, error]) => ({ index, error }));
     return { groups: groups.map((g) => g.indexes), rejected };
   }
 
-  /** Concatenates each batched key along its axis; shared keys are passed once, from the first item. */
+  /**
+   * Concatenates each batched key along its axis, merges each key with a batcher through that
+   * batcher, and passes shared keys once, from the first item. `padding` is the fraction of the
+   * batch's input elements that are padding, over every key.
+   */
   merge(items: readonly In[]): Merged<In, DictContext> {
-    if (items.length === 0) throw new RangeError('DictBatcher: merge needs at least one item, got none');
+    if (items.length === 0) throw new RangeError(`${WHERE}: merge needs at least one item, got none`);
     const read = items.map((item) => this.#read(item));
     const first = read[0] as DictItem;
     read.forEach((r, i) => {
       if (r.key !== first.key) {
-        const name = this.#names.find((n) => signature(r.tensors.get(n) as TensorLike, this.#free(n)) !== signature(first.tensors.get(n) as TensorLike, this.#free(n))) as string;
-        throw new TensorInputError('DictBatcher', inputLabel('record', name), `${signature(first.tensors.get(name) as TensorLike, this.#free(name))} like the first item of the batch (partition groups items by shape)`, `${signature(r.tensors.get(name) as TensorLike, this.#free(name))} in item ${i}`);
+        const name = this.#names.find((n) => this.#signature(n, r.tensors) !== this.#signature(n, first.tensors)) as string;
+        throw new TensorInputError(WHERE, inputLabel('record', name), `${this.#signature(name, first.tensors)} like the first item of the batch (partition groups items by shape)`, `${this.#signature(name, r.tensors)} in item ${i}`);
       }
       const differs = this.#sharedEqual(first, r);
       if (differs !== undefined) {
-        throw new TensorInputError('DictBatcher', inputLabel('record', differs), 'the same shared value as the first item of the batch (partition groups items by shared values)', `a different value in item ${i}`);
+        throw new TensorInputError(WHERE, inputLabel('record', differs), 'the same shared value as the first item of the batch (partition groups items by shared values)', `a different value in item ${i}`);
       }
     });
     const batch: Record<string, TensorLike> = {};
+    let elements = 0;
+    let padded = 0;
     for (const name of this.#names) {
-      const axis = this.inputs[name] as KeyAxis;
+      const spec = this.inputs[name] as KeyAxis;
       const t0 = first.tensors.get(name) as CheckedTensor;
-      if (axis === 'shared') {
+      if (spec === 'shared') {
         batch[name] = t0;
-        continue;
+      } else if (typeof spec === 'number') {
+        const { data, dims } = concatInto(t0.type, read.map((r) => r.tensors.get(name) as TensorLike), spec);
+        batch[name] = this.#build(t0, t0.type, data, dims);
+      } else {
+        const merged = mergeKey(name, spec, read.map((r) => r.tensors.get(name) as CheckedTensor));
+        batch[name] = merged.tensor;
+        padded += merged.padding * merged.tensor.data.length;
       }
-      const { data, dims } = concatInto(t0.type, read.map((r) => r.tensors.get(name) as TensorLike), axis);
-      batch[name] = this.#build(t0, t0.type, data, dims);
+      elements += (batch[name] as TensorLike).data.length;
     }
     const rows = read.map((r) => r.rows);
-    return { batch: batch as unknown as In, ctx: { rows, total: rows.reduce((a, b) => a + b, 0) } };
+    return { batch: batch as unknown as In, ctx: { rows, total: rows.reduce((a, b) => a + b, 0) }, padding: elements > 0 ? padded / elements : 0 };
   }
 
   /**
@@ -149,26 +278,26 @@ export class DictBatcher<In extends TensorRecord = TensorRecord, Out extends Ten
   split(output: Out, ctx: DictContext): ReadonlyArray<Out | Error> {
     const single = isTensorLike(output);
     if (!single && (typeof output !== 'object' || output === null || Array.isArray(output))) {
-      throw new TypeError(`DictBatcher: the batch function must return a record of tensors (or one tensor) with ${ctx.total} rows; it returned ${describe(output)}`);
+      throw new TypeError(`${WHERE}: the batch function must return a record of tensors (or one tensor) with ${ctx.total} rows; it returned ${describe(output)}`);
     }
-    const entries: Array<[string, CheckedTensor, KeyAxis]> = ((single ? [['', output]] : Object.entries(output)) as Array<[string, unknown]>).map(([name, t]) => {
+    const entries: Array<[string, CheckedTensor, number | 'shared']> = ((single ? [['', output]] : Object.entries(output)) as Array<[string, unknown]>).map(([name, t]) => {
       const label = single ? 'output' : `output ${JSON.stringify(name)}`;
       const fault = tensorFault(t);
-      if (fault !== null) throw new TypeError(`DictBatcher: the batch function's ${label}: expected ${fault.expected}, got ${fault.actual}`);
-      let axis: KeyAxis | undefined = this.outputs?.[name];
+      if (fault !== null) throw new TypeError(`${WHERE}: the batch function's ${label}: expected ${fault.expected}, got ${fault.actual}`);
+      let axis = this.outputs?.[name];
       if (axis === undefined) {
         if (this.outputs !== undefined && !single) {
-          throw new TypeError(`DictBatcher: the batch function returned ${label}, which is not among \`outputs\` (${Object.keys(this.outputs).join(', ')}); add it with its batch axis or 'shared'`);
+          throw new TypeError(`${WHERE}: the batch function returned ${label}, which is not among \`outputs\` (${Object.keys(this.outputs).join(', ')}); add it with its batch axis or 'shared'`);
         }
-        axis = this.inputs[name] ?? 0;
+        axis = this.#defaultOutputAxis(name);
       }
-      const key: KeyAxis = axis;
+      const key = axis;
       const dims = (t as TensorLike).dims;
       if (key !== 'shared') {
         const got = dims.length > key ? dims[key] : undefined;
         if (got !== ctx.total) {
           throw new BatchSizeMismatchError(
-            `DictBatcher: the batch function's ${label} must have one row per input row on axis ${key}: expected ${ctx.total} rows (${ctx.rows.length} requests), ` +
+            `${WHERE}: the batch function's ${label} must have one row per input row on axis ${key}: expected ${ctx.total} rows (${ctx.rows.length} requests), ` +
               `got ${got === undefined ? `shape ${formatShape(dims)} with no axis ${key}` : `${got} (shape ${formatShape(dims)})`}`,
             ctx.total,
             got ?? 0,
@@ -192,9 +321,23 @@ export class DictBatcher<In extends TensorRecord = TensorRecord, Out extends Ten
     return results;
   }
 
-  #free(name: string): number {
-    const axis = this.inputs[name];
-    return axis === 'shared' || axis === undefined ? -1 : axis;
+  /** The axis of an output that `outputs` does not list. */
+  #defaultOutputAxis(name: string): number | 'shared' {
+    const spec = this.inputs[name];
+    if (spec === undefined) return 0;
+    if (typeof spec !== 'object') return spec;
+    const axis = (spec as { outputAxis?: unknown }).outputAxis;
+    return typeof axis === 'number' && Number.isInteger(axis) && axis >= 0 ? axis : 0;
+  }
+
+  /** What of key `name` must be equal for items to share a batch, starred where it may differ. */
+  #signature(name: string, tensors: ReadonlyMap<string, TensorLike>): string {
+    const t = tensors.get(name) as TensorLike;
+    const spec = this.inputs[name] as KeyAxis;
+    if (spec === 'shared') return signature(t);
+    // A key's batcher decides (in its partition) which dims must match, so only dtype and rank count here.
+    if (typeof spec === 'object') return signature(t, ...t.dims.keys());
+    return signature(t, spec);
   }
 
   /** The name of the first shared key whose data differ between a and b, or undefined if none. */
@@ -212,55 +355,133 @@ export class DictBatcher<In extends TensorRecord = TensorRecord, Out extends Ten
   }
 
   #read(item: unknown): DictItem {
-    const where = 'DictBatcher';
     if (typeof item !== 'object' || item === null || Array.isArray(item) || ArrayBuffer.isView(item) || isTensorLike(item)) {
-      throw new TensorInputError(where, 'the request', `a record of tensors with keys ${this.#names.join(', ')}`, isTensorLike(item) ? `a single tensor (${signature(item)})` : describe(item));
+      throw new TensorInputError(WHERE, 'the request', `a record of tensors with keys ${this.#names.join(', ')}`, isTensorLike(item) ? `a single tensor (${signature(item)})` : describe(item));
     }
     const record = item as Record<string, unknown>;
     for (const key of Object.keys(record)) {
       if (!(key in this.inputs)) {
-        throw new TensorInputError(where, inputLabel('record', key), `only the keys of \`inputs\` (${this.#names.join(', ')})`, `an unknown key ${JSON.stringify(key)}`);
+        throw new TensorInputError(WHERE, inputLabel('record', key), `only the keys of \`inputs\` (${this.#names.join(', ')})`, `an unknown key ${JSON.stringify(key)}`);
       }
     }
     const tensors = new Map<string, CheckedTensor>();
     let rows = -1;
     let rowsFrom = '';
-    const parts: string[] = [];
     for (const name of this.#names) {
       const label = inputLabel('record', name);
-      if (!(name in record) || record[name] === undefined) throw new TensorInputError(where, label, 'a tensor (it is listed in `inputs`)', 'no such key');
+      if (!(name in record) || record[name] === undefined) throw new TensorInputError(WHERE, label, 'a tensor (it is listed in `inputs`)', 'no such key');
       const t = record[name];
       const fault = tensorFault(t);
-      if (fault !== null) throw new TensorInputError(where, label, fault.expected, fault.actual);
+      if (fault !== null) throw new TensorInputError(WHERE, label, fault.expected, fault.actual);
       const tensor = t as CheckedTensor;
-      const axis = this.inputs[name] as KeyAxis;
-      if (axis !== 'shared') {
-        if (tensor.dims.length <= axis) {
-          throw new TensorInputError(where, label, `a tensor of rank ${axis + 1} or more (batch axis ${axis})`, `shape ${formatShape(tensor.dims)}`);
-        }
-        const r = tensor.dims[axis] as number;
-        if (rows < 0) {
-          rows = r;
-          rowsFrom = `${inputLabel('record', name)} has on axis ${this.inputs[name]}`;
-        } else if (r !== rows) {
-          throw new TensorInputError(where, label, `${rows} rows on axis ${axis}, as ${rowsFrom}`, `shape ${formatShape(tensor.dims)} with ${r}`);
-        }
-      }
+      const spec = this.inputs[name] as KeyAxis;
       tensors.set(name, tensor);
-      parts.push(signature(tensor, this.#free(name)));
+      if (spec === 'shared') continue;
+      let r: number;
+      let counted: string;
+      if (typeof spec === 'number') {
+        if (tensor.dims.length <= spec) {
+          throw new TensorInputError(WHERE, label, `a tensor of rank ${spec + 1} or more (batch axis ${spec})`, `shape ${formatShape(tensor.dims)}`);
+        }
+        r = tensor.dims[spec] as number;
+        counted = `on axis ${spec}`;
+      } else {
+        r = keyRows(name, spec, tensor);
+        counted = `(counted by its ${kindOf(spec)})`;
+      }
+      if (rows < 0) {
+        rows = r;
+        rowsFrom = `${label} has ${counted}`;
+      } else if (r !== rows) {
+        throw new TensorInputError(WHERE, label, `${rows} rows ${counted}, as ${rowsFrom}`, `shape ${formatShape(tensor.dims)} with ${r}`);
+      }
     }
-    return { tensors, rows, key: parts.join(' | ') };
+    return { tensors, rows, key: this.#names.map((name) => this.#signature(name, tensors)).join(' | ') };
   }
+
 }
 
-function checkAxes(where: string, option: string, value: unknown): { readonly [name: string]: KeyAxis } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
-    throw new TypeError(`${where}: expected \`${option}\` to be a non-empty record of key → batch axis or 'shared', got ${describe(value)}`);
+/** How messages name a key's batcher: its class (`PadBatcher`), or `batcher` for a plain object. */
+function kindOf(batcher: KeyBatcher): string {
+  const name = (batcher as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? name : 'batcher';
+}
+
+/**
+ * An error a key's batcher raised about one item, restated by DictBatcher so that it names the
+ * key: the batcher sees a lone tensor and calls it `the input`.
+ */
+function relay(name: string, batcher: KeyBatcher, thrown: unknown): TensorInputError {
+  const error = toError(thrown, `The ${kindOf(batcher)} of ${inputLabel('record', name)}`);
+  const out =
+    error instanceof TensorInputError
+      ? new TensorInputError(WHERE, inputLabel('record', name), error.expected, error.actual)
+      : new TensorInputError(WHERE, inputLabel('record', name), `a tensor its ${kindOf(batcher)} accepts`, error.message);
+  Object.defineProperty(out, 'cause', { value: error, writable: true, configurable: true });
+  return out;
+}
+
+/** A key's batcher failing as a whole (its partition or merge threw something other than a refusal). */
+function keyFailure(name: string, batcher: KeyBatcher, step: string, thrown: unknown): Error {
+  if (thrown instanceof TensorInputError) return relay(name, batcher, thrown);
+  const error = toError(thrown, `The ${kindOf(batcher)} of ${inputLabel('record', name)}`);
+  return new Error(`${WHERE}: the ${step} of the ${kindOf(batcher)} of ${inputLabel('record', name)} failed: ${error.message}`, { cause: error });
+}
+
+function keyRows(name: string, batcher: KeyBatcher, tensor: CheckedTensor): number {
+  if (batcher.rows === undefined) return 1;
+  let rows: unknown;
+  try {
+    rows = batcher.rows(tensor);
+  } catch (error) {
+    throw relay(name, batcher, error);
   }
-  for (const [name, axis] of Object.entries(value)) {
-    if (axis !== 'shared' && !(typeof axis === 'number' && Number.isInteger(axis) && axis >= 0)) {
-      throw new TypeError(`${where}: expected \`${option}.${name}\` to be a non-negative integer axis or 'shared', got ${describe(axis)}`);
+  if (typeof rows !== 'number' || !Number.isInteger(rows) || rows < 0) {
+    throw new TypeError(`${WHERE}: the ${kindOf(batcher)} of ${inputLabel('record', name)} must count rows as a non-negative integer; its rows() returned ${describe(rows)}`);
+  }
+  return rows;
+}
+
+function mergeKey(name: string, batcher: KeyBatcher, tensors: readonly CheckedTensor[]): { tensor: TensorLike; padding: number } {
+  let merged: Merged<TensorLike, unknown>;
+  try {
+    merged = batcher.merge(tensors);
+  } catch (error) {
+    throw keyFailure(name, batcher, 'merge', error);
+  }
+  const fault = tensorFault(merged.batch);
+  if (fault !== null) {
+    // The likely cause: a PadBatcher with maskKey or lengthsKey, whose batch is a record.
+    const hint = !isTensorLike(merged.batch) && typeof merged.batch === 'object' && merged.batch !== null && !Array.isArray(merged.batch) ? ' (a record: a per-key batcher may not add keys; send a mask as an input of its own)' : '';
+    throw new TypeError(`${WHERE}: the ${kindOf(batcher)} of ${inputLabel('record', name)} must merge into one tensor: expected ${fault.expected}, got ${fault.actual}${hint}`);
+  }
+  const p = merged.padding;
+  return { tensor: merged.batch, padding: typeof p === 'number' && p > 0 ? Math.min(p, 1) : 0 };
+}
+
+function isBatcher(value: unknown): value is KeyBatcher {
+  if (typeof value !== 'object' || value === null) return false;
+  const b = value as Record<string, unknown>;
+  return typeof b.merge === 'function' && typeof b.split === 'function' && (b.rows === undefined || typeof b.rows === 'function') && (b.partition === undefined || typeof b.partition === 'function');
+}
+
+function checkSpecs(option: 'inputs' | 'outputs', value: unknown): { readonly [name: string]: KeyAxis } {
+  const kinds = option === 'inputs' ? "batch axis, 'shared' or batcher" : "batch axis or 'shared'";
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
+    throw new TypeError(`${WHERE}: expected \`${option}\` to be a non-empty record of key → ${kinds}, got ${describe(value)}`);
+  }
+  for (const [name, spec] of Object.entries(value)) {
+    if (spec === 'shared' || (typeof spec === 'number' && Number.isInteger(spec) && spec >= 0)) continue;
+    if (option === 'inputs' && isBatcher(spec)) continue;
+    let why = '';
+    if (option === 'outputs' && isBatcher(spec)) why = ' (a batcher applies to inputs only; outputs are cut along an axis)';
+    else if (option === 'inputs' && typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
+      const b = spec as Record<string, unknown>;
+      const missing = ['merge', 'split', 'rows', 'partition'].filter((m) => (m === 'merge' || m === 'split' ? typeof b[m] !== 'function' : b[m] !== undefined && typeof b[m] !== 'function'));
+      why = ` whose ${missing.map((m) => `\`${m}\``).join(' and ')} ${missing.length > 1 ? 'are not functions' : 'is not a function'}`;
     }
+    const expected = option === 'inputs' ? "a non-negative integer axis, 'shared' or a batcher (an object with `merge` and `split` methods)" : "a non-negative integer axis or 'shared'";
+    throw new TypeError(`${WHERE}: expected \`${option}.${name}\` to be ${expected}, got ${describe(spec)}${why}`);
   }
   return { ...(value as Record<string, KeyAxis>) };
 }
