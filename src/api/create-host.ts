@@ -13,7 +13,7 @@ import { findModuleExport, type ExportLocation } from '../executors/worker/find-
 import type { WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
-import { classifyPlacement, hostOnExecutor } from './host-on-executor';
+import { classifyPlacement, hostOnExecutor, startedHost } from './host-on-executor';
 import { ModelHost } from './model-host';
 
 /**
@@ -302,14 +302,7 @@ async function hostInWorkers(
   });
   const { batchTimeoutMs: _moved, ...rest } = hostOptions;
   rest.maxConcurrentBatches ??= pool.workers;
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(pool, rest as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
-  try {
-    await host.start();
-  } catch (e) {
-    await host.stop({ drain: false }).catch(() => undefined);
-    throw e;
-  }
-  return host as ModelHost<unknown, unknown>;
+  return startedHost(pool as Executor<unknown, unknown>, rest);
 }
 
 function fallbackExport(value: unknown): string {

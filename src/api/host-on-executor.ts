@@ -59,7 +59,16 @@ export async function hostOnExecutor(
   if (executor.start !== undefined) adapter.start = () => executor.start!();
   // A shared pool outlives each host: leaving out stop() makes ModelHost.stop() skip it.
   if (stopExecutor && executor.stop !== undefined) adapter.stop = () => executor.stop!();
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(adapter, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
+  return startedHost(adapter, hostOptions);
+}
+
+/**
+ * A host on `executor`, started: `createHost` resolves only once batches can run. A failed start
+ * stops the host again, so nothing it began (workers, a pool) outlives the rejection.
+ * @internal
+ */
+export async function startedHost(executor: Executor<unknown, unknown>, hostOptions: Record<string, unknown>): Promise<ModelHost<unknown, unknown>> {
+  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
   try {
     await host.start();
   } catch (e) {
