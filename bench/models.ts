@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { loadSession } from '../src/onnx/load-session';
 import { mlpModel, seeded } from '../test/support/onnx-models';
 
 export interface BenchModel {
@@ -39,7 +40,8 @@ function itemPool(count: number, size: number, seed: number): Float32Array[] {
 }
 
 async function load(key: 'mlp' | 'cls', name: string, source: string | Uint8Array, itemShape: number[], maxBatchSize: number, pool: number): Promise<BenchModel> {
-  const session = typeof source === 'string' ? await ort.InferenceSession.create(source) : await ort.InferenceSession.create(source);
+  // Through microbatch's loader, so the bench measures the session users get (its thread defaults).
+  const session = await loadSession(source);
   const inputName = session.inputNames[0] as string;
   const outputName = session.outputNames[0] as string;
   const itemSize = itemShape.reduce((a, b) => a * b, 1);

@@ -5,12 +5,12 @@
 import * as ort from 'onnxruntime-node';
 import type { WorkerContext } from '../src';
 import type { TensorLike } from '../src';
+import { loadSession } from '../src/onnx/load-session';
 import { CLS_PATH, mlpBytes } from './models';
 
 export default async function benchModel(ctx: WorkerContext<{ model: 'mlp' | 'cls' }>) {
   const source = ctx.workerData.model === 'cls' ? CLS_PATH : mlpBytes();
-  const options = ctx.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: ctx.intraOpNumThreads };
-  const session = await ort.InferenceSession.create(source as string, options);
+  const session = await loadSession(source, ctx.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: ctx.intraOpNumThreads });
   const [input, output] = [session.inputNames[0] as string, session.outputNames[0] as string];
   return {
     run: async (batch: TensorLike) => (await session.run({ [input]: new ort.Tensor('float32', batch.data as Float32Array, batch.dims) }))[output],

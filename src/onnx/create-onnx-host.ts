@@ -23,7 +23,7 @@ export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults
    * Session options (execution providers, threads, graph optimization); see
    * {@link LoadSessionOptions}. With several hosts or workers in one process keep
    * `intraOpNumThreads × sessions ≤ cores`.
-   * @default {@link SESSION_DEFAULTS} (cpu, graph optimization 'all', onnxruntime's thread count)
+   * @default {@link SESSION_DEFAULTS} (cpu, graph optimization 'all'), and one intra-op thread per available CPU
    */
   session?: LoadSessionOptions;
   /**

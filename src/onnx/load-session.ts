@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { describe } from '../core/describe';
@@ -20,10 +21,16 @@ export interface LoadSessionOptions extends InferenceSession.SessionOptions {
    */
   executionProviders?: InferenceSession.SessionOptions['executionProviders'];
   /**
-   * Threads one `run()` may use inside an operator. `0` (or unset) lets onnxruntime use one per
-   * physical core, right for a single session. With several sessions or workers in the process,
-   * keep `intraOpNumThreads × sessions ≤ cores`, or the thread pools fight over the same cores.
-   * @default 0 (onnxruntime's choice: one per core)
+   * Threads one `run()` may use inside an operator (the calling thread is one of them). With
+   * several sessions or workers in the process, keep `intraOpNumThreads × sessions ≤ cores`, or
+   * the thread pools fight over the same cores.
+   *
+   * Left unset, it is set to the CPUs this process may use, rather than left to onnxruntime: when
+   * onnxruntime picks the count itself it also pins each pool thread to one CPU. The pinned thread
+   * cannot move off a CPU that Node's main thread is busy on, and an inline model then ran up to
+   * 3× slower for whole runs of a process (docs/performance.md). `0` still means onnxruntime's
+   * own choice, pinning included.
+   * @default `os.availableParallelism()`
    */
   intraOpNumThreads?: number;
   /**
@@ -79,7 +86,8 @@ export async function loadSession(source: ModelSource, options: LoadSessionOptio
   const model = await toModelInput(where, source);
   const ort = loadOrt();
   try {
-    return await ort.InferenceSession.create(model as Uint8Array, { ...SESSION_DEFAULTS, ...stripUndefined(options) });
+    const threads = options.intraOpNumThreads === undefined ? { intraOpNumThreads: availableParallelism() } : {};
+    return await ort.InferenceSession.create(model as Uint8Array, { ...SESSION_DEFAULTS, ...threads, ...stripUndefined(options) });
   } catch (e) {
     const what = typeof model === 'string' ? `the file ${JSON.stringify(model)}` : `${model.byteLength} bytes`;
     throw new ModelLoadError(`${where}: onnxruntime could not load a model from ${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });

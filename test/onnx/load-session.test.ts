@@ -1,5 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tensor } from 'onnxruntime-node';
 import { MicrobatchError } from '../../src/core/errors';
@@ -95,4 +95,46 @@ test('bad arguments are TypeError/RangeError', async () => {
     new RangeError("loadSession: expected `intraOpNumThreads` to be an integer >= 0 (0: onnxruntime's choice), got -1 (number)"),
   );
   await expect(loadSession(linearModel(), { interOpNumThreads: 1.5 })).rejects.toThrow(RangeError);
+});
+
+/** Ids of this process's threads that may run on one CPU only (Linux: a single CPU in Cpus_allowed_list). */
+function pinnedThreads(): Set<string> {
+  return new Set(
+    readdirSync('/proc/self/task').filter((task) => {
+      try {
+        const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))?.[1] ?? '';
+        return /^\d+$/.test(allowed);
+      } catch {
+        return false; // the thread exited while we looked
+      }
+    }),
+  );
+}
+
+/** Pinned threads that appeared since `before` (by thread id: a released session's threads may still be exiting). */
+const newPinned = (before: Set<string>): string[] => [...pinnedThreads()].filter((id) => !before.has(id));
+
+/** onnxruntime's pool threads set their affinity as they start, some milliseconds after create() (~20 ms here). */
+async function pinnedWithin(before: Set<string>, ms: number): Promise<string[]> {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (newPinned(before).length > 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return newPinned(before);
+}
+
+test("unset intraOpNumThreads uses every available CPU without onnxruntime's pinning; 0 still asks onnxruntime", async () => {
+  let before = pinnedThreads();
+  const ours = await loadSession(linearModel());
+  await runsLinear(ours);
+  expect(await pinnedWithin(before, 300)).toEqual([]);
+  // onnxruntime picks the count itself here, and pins its pool threads to single CPUs: the
+  // behaviour the default avoids. On a one-CPU machine there is no pool to pin
+  before = pinnedThreads();
+  const theirs = await loadSession(linearModel(), { intraOpNumThreads: 0 });
+  await runsLinear(theirs);
+  // (one pinned thread per core but the caller's: 1 on the 2-core test machine)
+  if (availableParallelism() > 1) expect((await pinnedWithin(before, 2000)).length).toBeGreaterThan(0);
+  await theirs.release();
+  await ours.release();
 });
