@@ -2,13 +2,13 @@
  * Injection token under which a worker started by `createHost(C, { executor: 'worker' })`
  * registers its {@link WorkerContext} (worker index, worker count, `intraOpNumThreads`), so that
  * context providers can size their session's threads:
- * `(c) => InferenceSession.create(path, { intraOpNumThreads: c.resolve(WorkerInfo).intraOpNumThreads })`.
+ * `(c) => loadSession(path, { intraOpNumThreads: c.resolve(WorkerInfo).intraOpNumThreads })`.
  *
  * @example
  * ```ts
  * export const context = {
  *   [OnnxSession]: (c: DependencyContainer) =>
- *     InferenceSession.create('model.onnx', { intraOpNumThreads: c.resolve(WorkerInfo).intraOpNumThreads ?? 1 }),
+ *     loadSession('model.onnx', { intraOpNumThreads: c.resolve(WorkerInfo).intraOpNumThreads ?? 1 }), // microbatch/onnx
  * };
  * ```
  */

@@ -25,12 +25,15 @@ export interface LoadSessionOptions extends InferenceSession.SessionOptions {
    * several sessions or workers in the process, keep `intraOpNumThreads × sessions ≤ cores`, or
    * the thread pools fight over the same cores.
    *
-   * Left unset, it is set to the CPUs this process may use, rather than left to onnxruntime: when
-   * onnxruntime picks the count itself it also pins each pool thread to one CPU. The pinned thread
-   * cannot move off a CPU that Node's main thread is busy on, and an inline model then ran up to
-   * 3× slower for whole runs of a process (docs/performance.md). `0` still means onnxruntime's
-   * own choice, pinning included.
-   * @default `os.availableParallelism()`
+   * Left unset, it is set to the CPUs this process may use. Whatever the count, the pool's
+   * spin-waiting is off (`extra: { session: { intra_op: { allow_spinning: '0' } } }`) unless
+   * `extra` sets it. Both keep onnxruntime's pool from competing with Node's main thread, which
+   * calls `run()` and has the event loop's work to do between batches: onnxruntime pins its pool
+   * threads to single CPUs when it picks the count itself, and its idle pool threads spin on a
+   * core. With both, an inline model at saturation ran either at full speed or 2.5× slower for the
+   * life of a process; with neither it never collapsed (docs/onnx.md, "Threads"). `0` means
+   * onnxruntime's own choice, pinning included.
+   * @default `os.availableParallelism()`, with spin-waiting off
    */
   intraOpNumThreads?: number;
   /**
@@ -83,15 +86,35 @@ export async function loadSession(source: ModelSource, options: LoadSessionOptio
       throw new RangeError(`${where}: expected \`${key}\` to be an integer >= 0 (0: onnxruntime's choice), got ${describe(n)}`);
     }
   }
+  if (options.extra !== undefined && (typeof options.extra !== 'object' || options.extra === null || Array.isArray(options.extra))) {
+    throw new TypeError(`${where}: expected \`extra\` to be an object of onnxruntime config entries, got ${describe(options.extra)}`);
+  }
   const model = await toModelInput(where, source);
   const ort = loadOrt();
   try {
-    const threads = options.intraOpNumThreads === undefined ? { intraOpNumThreads: availableParallelism() } : {};
-    return await ort.InferenceSession.create(model as Uint8Array, { ...SESSION_DEFAULTS, ...threads, ...stripUndefined(options) });
+    return await ort.InferenceSession.create(model as Uint8Array, {
+      ...SESSION_DEFAULTS,
+      ...stripUndefined(options),
+      intraOpNumThreads: options.intraOpNumThreads ?? availableParallelism(),
+      extra: withSpinningDefault(options.extra),
+    });
   } catch (e) {
     const what = typeof model === 'string' ? `the file ${JSON.stringify(model)}` : `${model.byteLength} bytes`;
     throw new ModelLoadError(`${where}: onnxruntime could not load a model from ${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
   }
+}
+
+const SPIN_KEY = 'session.intra_op.allow_spinning';
+
+/**
+ * `extra` with onnxruntime's intra-op spin-waiting off, unless the caller set it (nested as
+ * `{ session: { intra_op: { allow_spinning } } }` or flat as `'session.intra_op.allow_spinning'`;
+ * onnxruntime-node accepts both). See {@link LoadSessionOptions.intraOpNumThreads}.
+ */
+function withSpinningDefault(extra: LoadSessionOptions['extra']): Record<string, unknown> {
+  const given = (extra ?? {}) as Record<string, unknown> & { session?: Record<string, unknown> & { intra_op?: Record<string, unknown> } };
+  if (given[SPIN_KEY] !== undefined || given.session?.intra_op?.allow_spinning !== undefined) return given;
+  return { ...given, session: { ...given.session, intra_op: { ...given.session?.intra_op, allow_spinning: '0' } } };
 }
 
 /** Turns the accepted sources into what `InferenceSession.create` takes: an absolute path or a Uint8Array. */

@@ -9,7 +9,7 @@ import type { WorkerBoot, WorkerContext } from './protocol';
  * @example
  * ```ts
  * export default async function (ctx: WorkerContext): Promise<WorkerBatchObject<Float32Array[], number[]>> {
- *   const session = await InferenceSession.create(ctx.workerData.modelPath);
+ *   const session = await loadSession(ctx.workerData.modelPath, { intraOpNumThreads: ctx.intraOpNumThreads }); // microbatch/onnx
  *   return { run: (rows) => predict(session, rows), stop: () => session.release() };
  * }
  * ```

@@ -1,0 +1,18 @@
+import * as ort from 'onnxruntime-node';
+import { ModelHost } from '../src/api/model-host';
+import { closedLoop } from './harness';
+import { CLS_PATH, concatBatchFn, type BenchModel } from './models';
+(async () => {
+  const opts = JSON.parse(process.env.ORT_OPTS ?? '{}');
+  const session = await ort.InferenceSession.create(CLS_PATH, opts);
+  const items = Array.from({ length: 64 }, (_, k) => Float32Array.from({ length: 3 * 48 * 192 }, (_, i) => Math.sin(i + k)));
+  const m: BenchModel = { key: 'cls', name: 'cls', session, inputName: session.inputNames[0]!, outputName: session.outputNames[0]!, itemShape: [3, 48, 192], itemSize: 3 * 48 * 192, outSize: 2, maxBatchSize: 32, items };
+  const out: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const host = new ModelHost(concatBatchFn(m), { maxBatchSize: 32 });
+    const res = await closedLoop({ clients: 256, durationMs: 2500, call: (i) => host.inference(items[i % 64]!) });
+    await host.stop();
+    out.push(Math.round(res.throughput));
+  }
+  console.log(out.join(' '));
+})();
