@@ -1,3 +1,15 @@
+/**
+ * Reproduces the thread-settings table of docs/onnx.md ("Threads"): the PaddleOCR classifier
+ * inline, 256 closed-loop clients, batches of 32, three 2.5 s runs in one process, with the
+ * session options given as JSON in ORT_OPTS (onnxruntime's own defaults when unset; this script
+ * calls InferenceSession.create directly, not loadSession). The collapses it shows last for a
+ * whole process, so run it in several fresh processes per setting:
+ *
+ *   for i in 1 2 3 4; do ORT_OPTS='{"intraOpNumThreads":2,"extra":{"session":{"intra_op":{"allow_spinning":"0"}}}}' \
+ *     npx ts-node --transpile-only bench/ort-threads.ts; done
+ *
+ * Not part of `npm run bench`: it answers one question about onnxruntime, not about microbatch.
+ */
 import * as ort from 'onnxruntime-node';
 import { ModelHost } from '../src/api/model-host';
 import { closedLoop } from './harness';
