@@ -171,11 +171,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
           this.#inFlight++;
           return true;
         },
-        give: () => {
-          this.#inFlight--;
-          this.#notifyIdle();
-          this.#schedule();
-        },
+        give: () => this.#releaseSlot(),
       },
     };
   }
@@ -505,6 +501,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#wakeAt = Infinity;
   }
 
+  /** A batch slot is free again (a batch, or a group on a lent slot, finished): wake whoever waits. */
+  #releaseSlot(): void {
+    this.#inFlight--;
+    this.#notifyIdle();
+    this.#schedule();
+  }
+
   // ---- running a batch --------------------------------------------------------------------------
 
   #run(batch: PendingRequest<In, Out>[], reason: ReleaseReason): void {
@@ -530,10 +533,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const finish = (): void => {
       finished = true;
       if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
-      this.#inFlight--;
       this.#runningRequests -= batch.length;
-      this.#notifyIdle();
-      this.#schedule();
+      this.#releaseSlot();
     };
     if (o.batchTimeoutMs !== Infinity) {
       batchTimer = o.clock.setTimer(() => {

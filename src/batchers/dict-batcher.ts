@@ -398,7 +398,6 @@ export class DictBatcher<In extends TensorRecord = TensorRecord, Out extends Ten
     }
     return { tensors, rows, key: this.#names.map((name) => this.#signature(name, tensors)).join(' | ') };
   }
-
 }
 
 /** How messages name a key's batcher: its class (`PadBatcher`), or `batcher` for a plain object. */
