@@ -32,22 +32,33 @@ class Recording implements Executor<readonly number[], number[]> {
   readonly concurrency?: number;
   running = 0;
   peak = 0;
-  constructor(
-    private readonly runMs = 0,
-    concurrency?: number,
-  ) {
+  constructor(concurrency?: number) {
     if (concurrency !== undefined) this.concurrency = concurrency;
+    this.reached = new Promise((r) => (this.#reached = r));
+  }
+  /** Resolves when a batch reaches run(); a held executor keeps every batch there until release(). */
+  readonly reached: Promise<void>;
+  #reached!: () => void;
+  #gate: Promise<void> | undefined;
+  #open!: () => void;
+  /** Holds every batch in run() until release() (before the host's timers can matter). */
+  hold(): void {
+    this.#gate = new Promise((r) => (this.#open = r));
+  }
+  release(): void {
+    this.#open();
   }
   async start(): Promise<void> {
     this.log.push('start');
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r)); // start() really is asynchronous
     this.log.push('started');
   }
   async run(batch: readonly number[]): Promise<number[]> {
     this.batches.push([...batch]);
     this.peak = Math.max(this.peak, ++this.running);
     this.log.push(`run ${batch.join(',')}`);
-    if (this.runMs > 0) await new Promise((r) => setTimeout(r, this.runMs));
+    this.#reached();
+    if (this.#gate !== undefined) await this.#gate;
     this.running--;
     this.log.push(`ran ${batch.join(',')}`);
     return batch.map((x) => x * 10);
@@ -94,12 +105,17 @@ describe('createHost with an executor object', () => {
   });
 
   test('start() is awaited before createHost resolves; stop() runs once, after the batch in flight has finished', async () => {
-    const pool = new Recording(20);
+    const pool = new Recording();
+    pool.hold();
     const host = await createHost(Remote, { executor: pool });
     expect(pool.log).toEqual(['start', 'started']);
     const answers = Promise.all([1, 2].map((x) => host.inference(x)));
-    await new Promise((r) => setTimeout(r, 5));
-    await Promise.all([host.stop(), host.stop()]);
+    await pool.reached; // the batch is in the executor, and stays there until released
+    const stopped = Promise.all([host.stop(), host.stop()]);
+    await new Promise((r) => setImmediate(r));
+    expect(pool.log).toEqual(['start', 'started', 'run 1,2']); // stop() waits for the batch in flight
+    pool.release();
+    await stopped;
     await expect(answers).resolves.toEqual([10, 20]);
     expect(pool.log).toEqual(['start', 'started', 'run 1,2', 'ran 1,2', 'stop']);
   });
@@ -154,14 +170,20 @@ describe('createHost with an executor object', () => {
   });
 
   test('maxConcurrentBatches defaults to the executor’s concurrency; @batching and createHost values beat it', async () => {
-    const pool = new Recording(20, 3);
+    const pool = new Recording(3);
+    pool.hold();
     const host = await createHost(Remote, { executor: pool, maxBatchSize: 1 });
     expect(host.options.maxConcurrentBatches).toBe(3);
-    await Promise.all([1, 2, 3, 4, 5, 6].map((x) => host.inference(x)));
+    const answers = Promise.all([1, 2, 3, 4, 5, 6].map((x) => host.inference(x)));
+    await pool.reached;
+    await new Promise((r) => setImmediate(r));
+    expect(pool.running).toBe(3); // three held batches, and the other three wait for a slot
+    pool.release();
+    await answers;
     expect(pool.peak).toBe(3);
     await host.stop();
 
-    const capped = await createHost(Remote, { executor: new Recording(0, 3), maxConcurrentBatches: 2 });
+    const capped = await createHost(Remote, { executor: new Recording(3), maxConcurrentBatches: 2 });
     expect(capped.options.maxConcurrentBatches).toBe(2);
     await capped.stop();
 
@@ -171,11 +193,11 @@ describe('createHost with an executor object', () => {
         return [...xs];
       }
     }
-    const pinned = await createHost(Pinned, { executor: new Recording(0, 3) });
+    const pinned = await createHost(Pinned, { executor: new Recording(3) });
     expect(pinned.options.maxConcurrentBatches).toBe(5);
     await pinned.stop();
 
-    await expect(createHost(Remote, { executor: new Recording(0, 0) })).rejects.toThrow(
+    await expect(createHost(Remote, { executor: new Recording(0) })).rejects.toThrow(
       new RangeError('createHost(Remote): expected `executor.concurrency` to be an integer from 1 and up (how many batches the executor runs at once), got 0 (number)'),
     );
     await expect(createHost(Remote, { executor: { run: (b: readonly number[]) => [...b], concurrency: '2' as never } })).rejects.toThrow(

@@ -38,7 +38,8 @@ function runNode(file: string, timeoutMs: number): Promise<{ code: number | null
 }
 
 test('compiled JS without ts-node: createHost finds the class in workers, createWorkerHost loads a .js factory, and the process exits by itself after stop()', async () => {
-  if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` before this test');
+  // dist/ is built by jest's global setup (scripts/build-if-stale.js) when missing or stale.
+  if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is missing although the global setup builds it: run `npm run build` to see why');
   const { code, signal, stdout, stderr } = await runNode(PROGRAM, 15_000);
   expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
   const report = JSON.parse(stdout.trim()) as Report;

@@ -1,4 +1,4 @@
-import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimResult } from './simulation';
+import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimResult } from '../adaptive/simulation';
 
 /**
  * Adaptive against the best fixed `maxDelayMs` from a grid, on the same seeded Poisson arrivals,
