@@ -3,22 +3,16 @@
  * optional peer dependency, imported only by this subpath: `microbatch/otel`). Without an SDK
  * registered every call is a no-op, as the API intends for libraries.
  * @packageDocumentation
+ * @module microbatch/otel
  */
-import {
-  context,
-  isSpanContextValid,
-  metrics,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Link,
-  type Meter,
-  type SpanContext,
-  type Tracer,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Link, Meter, SpanContext, Tracer } from '@opentelemetry/api';
 import type { BatchEvent, HostObserver } from '../core/observer';
 import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { requireOptionalPeer } from '../core/optional-peer';
+
+// @opentelemetry/api is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
+const { context, isSpanContextValid, metrics, SpanKind, SpanStatusCode, trace } = requireOptionalPeer<typeof OtelApi>('@opentelemetry/api', 'microbatch/otel');
 
 /** Options of {@link otelInstrumentation}. */
 export interface OtelOptions {

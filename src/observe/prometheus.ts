@@ -2,10 +2,15 @@
  * Prometheus metrics for microbatch hosts, through `prom-client` (an optional peer dependency,
  * imported only by this subpath: `microbatch/prometheus`).
  * @packageDocumentation
+ * @module microbatch/prometheus
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
 import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+
+// prom-client is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
+const { Counter, Gauge, Histogram } = requireOptionalPeer<typeof PromClient>('prom-client', 'microbatch/prometheus');
 
 /** Options of {@link prometheusMetrics}. */
 export interface PrometheusOptions {
@@ -13,7 +18,7 @@ export interface PrometheusOptions {
    * Where the metrics are registered. Required: a library must not write into prom-client's global
    * registry behind your back. Pass `register` (prom-client's default) explicitly if you want it.
    */
-  registry: Registry;
+  registry: PromClient.Registry;
   /**
    * Largest `maxBatchSize` of the hosts you will watch: the batch size histogram's buckets are
    * powers of two up to it, plus it.
@@ -74,7 +79,7 @@ export interface PrometheusMetrics {
  */
 export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics {
   const registry = options?.registry;
-  if (typeof registry !== 'object' || registry === null || typeof (registry as Registry).registerMetric !== 'function') {
+  if (typeof registry !== 'object' || registry === null || typeof (registry as PromClient.Registry).registerMetric !== 'function') {
     throw new TypeError('prometheusMetrics: expected `registry` to be a prom-client Registry (pass `register` to use the global one)');
   }
   const p = options.prefix ?? 'microbatch_';

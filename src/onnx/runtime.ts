@@ -1,4 +1,5 @@
 import type * as Ort from 'onnxruntime-node';
+import { requireOptionalPeer } from '../core/optional-peer';
 
 /** The onnxruntime-node module, as `import * as ort from 'onnxruntime-node'` would give it. */
 export type OrtModule = typeof Ort;
@@ -12,21 +13,7 @@ let cached: OrtModule | undefined;
  * @internal
  */
 export function loadOrt(): OrtModule {
-  if (cached !== undefined) return cached;
-  try {
-    // A lazy require (not a top-level import) is the point: see the comment above.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    cached = require('onnxruntime-node') as OrtModule;
-  } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 'MODULE_NOT_FOUND' && String((e as Error).message).includes("'onnxruntime-node'")) {
-      throw new Error(
-        'microbatch/onnx needs the onnxruntime-node package, which is not installed. ' +
-          'Install it next to microbatch: npm install onnxruntime-node',
-        { cause: e },
-      );
-    }
-    throw e;
-  }
+  // A lazy require (not a top-level import) is the point: see the comment above.
+  cached ??= requireOptionalPeer<OrtModule>('onnxruntime-node', 'microbatch/onnx');
   return cached;
 }
