@@ -2,7 +2,7 @@
  * ConcatBatcher: single-row requests concatenated into one [N, 4] tensor, one model call, and the
  * [N, 3] output cut back into a [1, 3] tensor per caller. Run: npx ts-node examples/batcher-concat.ts
  */
-import { ConcatBatcher, ModelHost, type TensorLike } from '../src';
+import { ConcatBatcher, ModelHost, type TensorLike } from 'microbatch';
 
 // A stand-in for a model: a fixed 4 → 3 linear layer over a [N, 4] float32 batch.
 const W = [

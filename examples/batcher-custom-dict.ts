@@ -5,7 +5,7 @@
  * Each request is `{ features: float32 [1, F], scale: float32 [] }`: a row of features and a
  * per-request scalar. The model wants `features [N, F]` and `scale [N]`.
  */
-import { DictBatcher, ModelHost, type Batcher, type Merged, type Partition, type TensorLike } from '../src';
+import { DictBatcher, ModelHost, type Batcher, type Merged, type Partition, type TensorLike } from 'microbatch';
 
 type Request = { readonly features: TensorLike; readonly scale: TensorLike };
 type Batch = { readonly features: TensorLike; readonly scale: TensorLike };

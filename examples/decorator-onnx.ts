@@ -6,8 +6,8 @@
 import 'reflect-metadata'; // first: tsyringe and @batching need the Reflect polyfill
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { inject, injectable } from 'tsyringe';
-import { batching, createHost, OnnxSession } from '../src';
-import { linearModel, linearReference } from '../test/support/onnx-models';
+import { batching, createHost, OnnxSession } from 'microbatch';
+import { linearModel, linearReference } from './support/models';
 
 const FEATURES = 4;
 const OUTPUTS = 3;

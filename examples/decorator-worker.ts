@@ -10,8 +10,8 @@ import 'reflect-metadata'; // before tsyringe, which checks for it when it loads
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { inject, injectable, type DependencyContainer } from 'tsyringe';
-import { batching, createHost, OnnxSession, WorkerInfo, type WorkerContext } from '../src';
-import { mlpModel } from '../test/support/onnx-models';
+import { batching, createHost, OnnxSession, WorkerInfo, type WorkerContext } from 'microbatch';
+import { mlpModel } from './support/models';
 
 @injectable()
 export class Embedder {

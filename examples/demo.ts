@@ -16,9 +16,9 @@ import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { createServingHost } from '../src/cli/serving-host';
-import type { BatchEvent } from '../src/core/observer';
-import { createInferenceServer } from '../src/http';
+import { createServingHost } from 'microbatch/onnx';
+import type { BatchEvent } from 'microbatch';
+import { createInferenceServer } from 'microbatch/http';
 
 const { values } = parseArgs({
   options: {

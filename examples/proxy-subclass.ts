@@ -4,7 +4,7 @@
  * place of a result rejects only that caller. Run: npx ts-node examples/proxy-subclass.ts
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Proxy } from '../src';
+import { Proxy } from 'microbatch';
 
 // A bag-of-words linear model: the word weights are its only parameters.
 const WEIGHTS: Readonly<Record<string, number>> = {

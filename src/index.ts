@@ -4,6 +4,7 @@
  * Callers `await host.inference(x)` one item at a time; the host merges concurrent requests into
  * batches, runs the model once per batch and answers each caller with its own result.
  * @packageDocumentation
+ * @module microbatch
  */
 // tsyringe (the decorator style's container) refuses to load without the Reflect polyfill; importing
 // it here means users of the package never have to.

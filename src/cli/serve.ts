@@ -6,7 +6,7 @@ import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
 import type { Io } from './io';
-import type { ServingHost } from './serving-host';
+import type { ServingHost } from '../onnx/serving-host';
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
@@ -88,7 +88,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
-  const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('./serving-host'), import('../http/server'), import('../http/shutdown')]);
+  const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('../onnx/serving-host'), import('../http/server'), import('../http/shutdown')]);
   const metrics = loadMetrics(maxBatchSize);
   const model = await createServingHost(modelPath, {
     maxBatchSize,

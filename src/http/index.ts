@@ -3,6 +3,7 @@
  * inference protocol (JSON and binary tensors), health and readiness probes, Prometheus metrics and
  * graceful shutdown, on `node:http` with no framework.
  * @packageDocumentation
+ * @module microbatch/http
  */
 export { createInferenceServer } from './server';
 export type { InferenceServer } from './server';

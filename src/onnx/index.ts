@@ -1,8 +1,10 @@
 /**
  * ONNX helpers (`microbatch/onnx`): load an onnxruntime-node session, read which axis of each
- * input is the batch, and build a ready batching host for a model file in one call.
+ * input is the batch, and build a ready batching host for a model file in one call, inline (`createOnnxHost`) or in
+ * worker threads (`createServingHost`, what a server wants).
  * onnxruntime-node is an optional peer dependency, loaded only when these helpers run.
  * @packageDocumentation
+ * @module microbatch/onnx
  */
 export { loadSession, SESSION_DEFAULTS } from './load-session';
 export type { LoadSessionOptions, ModelSource } from './load-session';
@@ -11,3 +13,5 @@ export type { BatchAxis, DescribeModelOptions, ModelDescription, SessionMetadata
 export { ModelLoadError, UnbatchableModelError } from './errors';
 export { createOnnxHost } from './create-onnx-host';
 export type { OnnxFeeds, OnnxHost, OnnxHostOptions, OnnxResults } from './create-onnx-host';
+export { createServingHost } from './serving-host';
+export type { ServingHost, ServingHostOptions } from './serving-host';

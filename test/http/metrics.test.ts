@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Registry } from 'prom-client';
-import { createServingHost } from '../../src/cli/serving-host';
+import { createServingHost } from '../../src/onnx/serving-host';
 import { createInferenceServer } from '../../src/http';
 import { prometheusMetrics } from '../../src/observe/prometheus';
 import { seeded } from '../support/onnx-models';

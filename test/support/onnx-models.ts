@@ -1,115 +1,15 @@
 /**
  * ONNX models generated at test time with onnx-proto (no binary model is committed). Each builder
- * returns the serialized model bytes, ready for `InferenceSession.create(bytes)`.
+ * returns the serialized model bytes, ready for `InferenceSession.create(bytes)`. The basic ones
+ * (linear, MLP) and the builders' building blocks live with the examples, which use them too.
  */
 import { onnx } from 'onnx-proto';
+import { encodeModel, floatInit, linearModel, seeded, valueInfo } from '../../examples/support/models';
+
+export { encodeModel, floatInit, linearModel, linearReference, mlpModel, seeded, valueInfo } from '../../examples/support/models';
+export type { Dim } from '../../examples/support/models';
 
 const { DataType } = onnx.TensorProto;
-
-/** A dimension: a number is fixed, a string is symbolic (dynamic). */
-export type Dim = number | string;
-
-/** A graph input or output declaration. */
-export function valueInfo(name: string, elemType: number, dims: readonly Dim[]): onnx.IValueInfoProto {
-  return {
-    name,
-    type: {
-      tensorType: {
-        elemType,
-        shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
-      },
-    },
-  };
-}
-
-/** A float32 initializer (constant weight). */
-export function floatInit(name: string, dims: readonly number[], values: ArrayLike<number>): onnx.ITensorProto {
-  return { name, dims: [...dims], dataType: DataType.FLOAT, rawData: new Uint8Array(Float32Array.from(values).buffer) };
-}
-
-/** Serializes a graph into model bytes (opset 13, IR 8). */
-export function encodeModel(graph: onnx.IGraphProto, opset = 13): Uint8Array {
-  return onnx.ModelProto.encode({
-    irVersion: 8,
-    producerName: 'microbatch-tests',
-    opsetImport: [{ domain: '', version: opset }],
-    graph,
-  }).finish();
-}
-
-/** Deterministic pseudo-random numbers in [-1, 1) (weights that differ per position). */
-export function seeded(count: number, seed = 1): Float32Array {
-  const out = new Float32Array(count);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
-
-/**
- * `Y = X·W + B`: input `X [N, inFeatures]` float32 with a dynamic batch axis `N`, output
- * `Y [N, outFeatures]`. W and B are seeded pseudo-random weights; {@link linearReference}
- * computes the same thing in JS.
- */
-export function linearModel(inFeatures = 4, outFeatures = 3, seed = 1): Uint8Array {
-  return encodeModel({
-    name: 'linear',
-    node: [
-      { opType: 'MatMul', input: ['X', 'W'], output: ['XW'] },
-      { opType: 'Add', input: ['XW', 'B'], output: ['Y'] },
-    ],
-    initializer: [
-      floatInit('W', [inFeatures, outFeatures], seeded(inFeatures * outFeatures, seed)),
-      floatInit('B', [outFeatures], seeded(outFeatures, seed + 1)),
-    ],
-    input: [valueInfo('X', DataType.FLOAT, ['N', inFeatures])],
-    output: [valueInfo('Y', DataType.FLOAT, ['N', outFeatures])],
-  });
-}
-
-/** What {@link linearModel} computes for one row, in float64. */
-export function linearReference(row: ArrayLike<number>, inFeatures = 4, outFeatures = 3, seed = 1): number[] {
-  const w = seeded(inFeatures * outFeatures, seed);
-  const b = seeded(outFeatures, seed + 1);
-  const y: number[] = [];
-  for (let j = 0; j < outFeatures; j++) {
-    let acc = b[j] as number;
-    for (let i = 0; i < inFeatures; i++) acc += (row[i] as number) * (w[i * outFeatures + j] as number);
-    y.push(acc);
-  }
-  return y;
-}
-
-/**
- * A multi-layer perceptron: `X [N, sizes[0]]` → (MatMul + Add + Relu) per hidden layer → linear
- * output `Y [N, sizes.at(-1)]`. Heavy enough (with wide layers) that batching pays off on CPU.
- */
-export function mlpModel(sizes: readonly number[] = [64, 256, 256, 10], seed = 7): Uint8Array {
-  if (sizes.length < 2) throw new RangeError('mlpModel needs at least an input and an output size');
-  const node: onnx.INodeProto[] = [];
-  const initializer: onnx.ITensorProto[] = [];
-  let prev = 'X';
-  for (let l = 0; l + 1 < sizes.length; l++) {
-    const [inF, outF] = [sizes[l] as number, sizes[l + 1] as number];
-    const last = l + 2 === sizes.length;
-    initializer.push(floatInit(`W${l}`, [inF, outF], seeded(inF * outF, seed + 2 * l).map((v) => v / Math.sqrt(inF))));
-    initializer.push(floatInit(`B${l}`, [outF], seeded(outF, seed + 2 * l + 1)));
-    node.push({ opType: 'MatMul', input: [prev, `W${l}`], output: [`M${l}`] });
-    const added = last ? 'Y' : `A${l}`;
-    node.push({ opType: 'Add', input: [`M${l}`, `B${l}`], output: [added] });
-    if (!last) node.push({ opType: 'Relu', input: [added], output: [`H${l}`] });
-    prev = `H${l}`;
-  }
-  return encodeModel({
-    name: 'mlp',
-    node,
-    initializer,
-    input: [valueInfo('X', DataType.FLOAT, ['N', sizes[0] as number])],
-    output: [valueInfo('Y', DataType.FLOAT, ['N', sizes.at(-1) as number])],
-  });
-}
 
 // ---- models for the ONNX helpers (multi-input, int64, variable length, batch axis 1, fixed batch) ----
 
@@ -274,17 +174,5 @@ export function timeMajorReference(steps: ReadonlyArray<ArrayLike<number>>, feat
  * {@link linearModel} (so {@link linearReference} applies). It cannot take a batch larger than 1.
  */
 export function fixedBatchModel(inFeatures = 4, outFeatures = 3, seed = 1): Uint8Array {
-  return encodeModel({
-    name: 'fixed-batch',
-    node: [
-      { opType: 'MatMul', input: ['X', 'W'], output: ['XW'] },
-      { opType: 'Add', input: ['XW', 'B'], output: ['Y'] },
-    ],
-    initializer: [
-      floatInit('W', [inFeatures, outFeatures], seeded(inFeatures * outFeatures, seed)),
-      floatInit('B', [outFeatures], seeded(outFeatures, seed + 1)),
-    ],
-    input: [valueInfo('X', DataType.FLOAT, [1, inFeatures])],
-    output: [valueInfo('Y', DataType.FLOAT, [1, outFeatures])],
-  });
+  return linearModel(inFeatures, outFeatures, seed, 1);
 }

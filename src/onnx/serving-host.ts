@@ -6,11 +6,11 @@ import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import type { HostOptions } from '../core/options';
 import { createWorkerHost } from '../api/create-worker-host';
-import { createOnnxHost, type OnnxFeeds, type OnnxResults } from '../onnx/create-onnx-host';
-import { describeModel, type ModelDescription } from '../onnx/describe-model';
-import { UnbatchableModelError } from '../onnx/errors';
-import { loadSession } from '../onnx/load-session';
-import { loadOrt } from '../onnx/runtime';
+import { createOnnxHost, type OnnxFeeds, type OnnxResults } from './create-onnx-host';
+import { describeModel, type ModelDescription } from './describe-model';
+import { UnbatchableModelError } from './errors';
+import { loadSession } from './load-session';
+import { loadOrt } from './runtime';
 import type { TensorData } from '../tensor/dtypes';
 import type { OnnxWorkerData } from './onnx.worker';
 

@@ -5,8 +5,8 @@
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { WorkerContext } from '../executors/worker';
-import { loadSession } from '../onnx/load-session';
-import { loadOrt } from '../onnx/runtime';
+import { loadSession } from './load-session';
+import { loadOrt } from './runtime';
 import type { TensorLike } from '../tensor/tensor-like';
 
 /** What the worker is told. @internal */
