@@ -1,0 +1,41 @@
+// A CommonJS consumer of the installed tarball: the root entry, a subpath, the optional-peer errors.
+'use strict';
+const assert = require('node:assert/strict');
+const { ModelHost, ListBatcher, QueueFullError, HostStoppedError } = require('microbatch');
+
+async function main() {
+  const sizes = [];
+  const host = new ModelHost(
+    async (xs) => {
+      sizes.push(xs.length);
+      return xs.map((x) => x * 2);
+    },
+    { maxBatchSize: 8, batcher: new ListBatcher() },
+  );
+  const ys = await Promise.all([1, 2, 3, 4, 5].map((x) => host.inference(x)));
+  assert.deepEqual(ys, [2, 4, 6, 8, 10]);
+  assert.deepEqual(sizes, [5], 'five concurrent calls make one batch');
+  await host.stop();
+  await assert.rejects(host.inference(1), HostStoppedError);
+  assert.equal(typeof QueueFullError, 'function');
+
+  assert.equal(require('microbatch/package.json').name, 'microbatch');
+  // The optional peers are not installed here: each subpath that needs one names it.
+  assert.throws(() => require('microbatch/prometheus'), {
+    message: 'microbatch/prometheus needs the prom-client package, which is not installed. Install it next to microbatch: npm install prom-client',
+  });
+  assert.throws(() => require('microbatch/otel'), {
+    message: 'microbatch/otel needs the @opentelemetry/api package, which is not installed. Install it next to microbatch: npm install @opentelemetry/api',
+  });
+  const onnx = require('microbatch/onnx'); // loads: onnxruntime-node is required only when used
+  await assert.rejects(onnx.loadSession(new Uint8Array([1, 2, 3])), {
+    message: 'microbatch/onnx needs the onnxruntime-node package, which is not installed. Install it next to microbatch: npm install onnxruntime-node',
+  });
+  assert.equal(typeof require('microbatch/http').createInferenceServer, 'function');
+  console.log('cjs consumer: ok');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
