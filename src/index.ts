@@ -66,6 +66,7 @@ export {
   AbortError,
   BatchSizeMismatchError,
   DeadlineExceededError,
+  DeliveryLimitError,
   HostStoppedError,
   MicrobatchError,
   QueueFullError,

@@ -122,3 +122,24 @@ export class BatchSizeMismatchError extends MicrobatchError {
     this.actual = actual;
   }
 }
+
+/**
+ * A request handed to model replicas through a shared queue (`microbatch/redis`) was delivered
+ * `deliveries` times, and each time the replica holding it crashed or stalled before answering: the
+ * input is taken for poison and answered with this instead of being run again. Its former
+ * batch-mates are unaffected (after its first failure it only ever runs alone).
+ *
+ * @example
+ * ```ts
+ * try { await model.inference(x); }
+ * catch (e) { if (e instanceof DeliveryLimitError) log.warn(`poison input after ${e.deliveries} deliveries`); }
+ * ```
+ */
+export class DeliveryLimitError extends MicrobatchError {
+  /** How many times the request was delivered without an answer. */
+  readonly deliveries: number;
+  constructor(message: string, deliveries: number) {
+    super(message);
+    this.deliveries = deliveries;
+  }
+}

@@ -3,6 +3,7 @@ import {
   AbortError,
   BatchSizeMismatchError,
   DeadlineExceededError,
+  DeliveryLimitError,
   HostStoppedError,
   MicrobatchError,
   QueueFullError,
@@ -45,6 +46,7 @@ const KNOWN: ReadonlyMap<string, ErrorClass> = new Map<string, ErrorClass>([
   ['AbortError', AbortError],
   ['HostStoppedError', HostStoppedError],
   ['BatchSizeMismatchError', BatchSizeMismatchError],
+  ['DeliveryLimitError', DeliveryLimitError],
   ['WorkerCrashedError', WorkerCrashedError],
   ['WorkerStartError', WorkerStartError],
 ]);

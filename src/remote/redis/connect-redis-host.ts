@@ -1,0 +1,412 @@
+import { randomBytes } from 'node:crypto';
+import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
+import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import type { SocketTensorReviver } from '../../executors/socket/codec';
+import { HostUnavailableError } from '../../executors/socket/errors';
+import { commonOptions, ConnectionPair } from './common';
+import { redactUrl, type RedisConnection } from './connection';
+import { decodeReply, encodeRequest } from './entry';
+import type { RedisKeys } from './keys';
+import { ALIVE } from './scripts';
+import { ensureGroup, type RawEntry } from './stream';
+
+/**
+ * Options of {@link connectRedisHost}.
+ *
+ * @example
+ * ```ts
+ * const options: ConnectRedisHostOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', timeoutMs: 2_000 };
+ * ```
+ */
+export interface ConnectRedisHostOptions {
+  /** Where Redis is: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
+  url: string;
+  /** The model's name, as its replicas serve it. */
+  model: string;
+  /**
+   * The replicas' consumer group (created from the stream's start if no replica has yet).
+   * @default 'replicas'
+   */
+  group?: string;
+  /**
+   * Default per-request time limit (each call may override it). The caller is answered at once
+   * when it passes; a replica skips the request if it has not run it yet, judged by the Redis
+   * server's clock. `Infinity` means none.
+   * @default Infinity
+   */
+  timeoutMs?: number;
+  /**
+   * The replicas' `claimIdleMs`: `ready` is true while a replica has been seen within it.
+   * @default 30000
+   */
+  claimIdleMs?: number;
+  /**
+   * The largest reply payload accepted.
+   * @default 268435456 (256 MiB)
+   */
+  maxEntryBytes?: number;
+  /**
+   * Builds tensors from tensors the replicas answered with as class instances.
+   * @default an onnxruntime-node `Tensor` when onnxruntime-node loads here, else a plain `{ type, data, dims }`
+   */
+  tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
+}
+
+const KEYS = ['url', 'model', 'group', 'timeoutMs', 'claimIdleMs', 'maxEntryBytes', 'tensor'];
+
+/** Counters of a front end, read with {@link RedisHostClient.stats}. */
+export interface RedisHostClientStats {
+  /** Requests added to the stream. */
+  readonly sent: number;
+  /** Requests answered by a replica. */
+  readonly answered: number;
+  /** Requests waiting for an answer now. */
+  readonly inFlight: number;
+  /** Answers dropped because their caller was already answered (a duplicate, or late after a timeout or abort). */
+  readonly duplicatesDropped: number;
+  /** Requests in the stream not yet answered, over every front end (`XLEN`), as last polled. */
+  readonly queueDepth: number;
+  /** Requests no replica has read yet (the group's lag): the signal to autoscale on, as last polled. */
+  readonly lag: number;
+  /** Replicas seen within `claimIdleMs`, as last polled. */
+  readonly replicas: number;
+}
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: NodeJS.Timeout | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: (() => void) | undefined;
+  /** The stream entry, once XADD has answered; deleted when the caller gives up. */
+  entryId: string | undefined;
+  cancelled: boolean;
+}
+
+/**
+ * A front end of a model served by replicas through Redis (see {@link serveHostOnRedis}).
+ * `inference()` behaves as a host's: typed errors, `timeoutMs`, `signal`, `priority`. Requests
+ * from every front end are batched together on whichever replica has a free slot.
+ *
+ * - When Redis cannot be reached, requests in flight reject at once with
+ *   {@link HostUnavailableError}, and new ones are refused at once, until it is back (the client
+ *   reconnects by itself and re-creates the stream and group if Redis lost them).
+ * - `ready` is true while a replica has been seen within `claimIdleMs`: a load balancer's
+ *   readiness probe should follow it.
+ *
+ * @typeParam In - one request's input.
+ * @typeParam Out - one request's result.
+ */
+export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDisposable {
+  /** This front end's id (its reply stream is `mb:{model}:rep:<id>`). */
+  readonly id: string;
+  /** The model's name. */
+  readonly modelName: string;
+  readonly #where: string;
+  readonly #url: string;
+  readonly #keys: RedisKeys;
+  readonly #group: string;
+  readonly #timeoutMs: number;
+  readonly #claimIdleMs: number;
+  readonly #maxEntryBytes: number;
+  readonly #revive: SocketTensorReviver;
+  readonly #commands: RedisConnection;
+  readonly #reader: RedisConnection;
+  readonly #connections: ConnectionPair;
+  readonly #pending = new Map<string, Pending>();
+  #nextId = 1;
+  #lastReply = '0-0';
+  #closing: Promise<void> | undefined;
+  #closed = false;
+  #drained: (() => void) | undefined;
+  #readLoop: Promise<void> | undefined;
+  #statusTimer: NodeJS.Timeout | undefined;
+  #model: unknown;
+  #maxBatchSize: number | undefined;
+  #stats = { sent: 0, answered: 0, duplicatesDropped: 0, queueDepth: 0, lag: 0, replicas: 0 };
+
+  /** @internal Use {@link connectRedisHost}. */
+  constructor(options: ConnectRedisHostOptions) {
+    const where = 'connectRedisHost';
+    if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { url, model, ... }', options);
+    rejectUnknownKeys(where, options, KEYS);
+    ({ url: this.#url, keys: this.#keys, group: this.#group, claimIdleMs: this.#claimIdleMs, maxEntryBytes: this.#maxEntryBytes, revive: this.#revive } = commonOptions(where, options));
+    this.modelName = options.model;
+    this.#timeoutMs = options.timeoutMs === undefined ? Infinity : checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
+    this.#where = `connectRedisHost(${options.model})`;
+    this.id = randomBytes(9).toString('base64url');
+    this.#connections = new ConnectionPair(where, this.#url, {
+      onDown: (e) => this.#lost(e),
+      onUp: () => void this.#prepare().catch(() => undefined),
+    });
+    this.#commands = this.#connections.commands;
+    this.#reader = this.#connections.reader;
+  }
+
+  /** @internal */
+  async open(): Promise<void> {
+    await this.#connections.open(() => this.#prepare());
+    this.#readLoop = this.#readReplies();
+    this.#statusTimer = setInterval(() => void this.#poll().catch(() => undefined), Math.max(50, Math.min(1_000, this.#claimIdleMs / 3)));
+    this.#statusTimer.unref();
+  }
+
+  /** True while Redis is reachable and a replica has been seen within `claimIdleMs`. */
+  get ready(): boolean {
+    return this.#commands.up && this.#stats.replicas > 0 && !this.#closed;
+  }
+
+  /** The model's description as a replica published it (for HTTP serving), once known. */
+  get model(): { readonly inputs: readonly never[]; readonly outputs: readonly never[] } {
+    return (this.#model ?? { inputs: [], outputs: [] }) as { readonly inputs: readonly never[]; readonly outputs: readonly never[] };
+  }
+
+  /** The replicas' `maxBatchSize`, once a replica has published it. */
+  get options(): { readonly maxBatchSize: number } | undefined {
+    return this.#maxBatchSize === undefined ? undefined : { maxBatchSize: this.#maxBatchSize };
+  }
+
+  /** Counters; queue depth, lag and replicas are polled about every `claimIdleMs / 3` (at most 1 s). */
+  get stats(): RedisHostClientStats {
+    return { ...this.#stats, inFlight: this.#pending.size };
+  }
+
+  /**
+   * Sends one request to the replicas; resolves with its result. Rejects with the replica's error
+   * (its class survives), {@link HostUnavailableError} when Redis cannot be reached,
+   * `DeadlineExceededError` after `timeoutMs`, `AbortError` when `signal` aborts, and
+   * `HostStoppedError` after `close()`.
+   */
+  inference(item: In, options?: RequestOptions): Promise<Out> {
+    const where = `${this.#where}.inference`;
+    if (this.#closing !== undefined) return Promise.reject(new HostStoppedError(`${this.#where}: the client is closed`));
+    let timeoutMs = this.#timeoutMs;
+    let priority: number | undefined;
+    let signal: AbortSignal | undefined;
+    try {
+      if (options !== undefined) {
+        if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
+        rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
+        if (options.timeoutMs !== undefined) timeoutMs = checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
+        if (options.priority !== undefined) {
+          if (typeof options.priority !== 'number' || !Number.isFinite(options.priority)) fail(where, 'priority', 'a finite number', options.priority);
+          priority = options.priority;
+        }
+        signal = options.signal;
+      }
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    if (signal?.aborted) return Promise.reject(new AbortError(`${this.#where}: the request was aborted before it was sent`, signal.reason));
+    if (!this.#commands.up) return Promise.reject(this.#unavailable('cannot reach Redis'));
+    const requestId = String(this.#nextId++);
+    let fields: Array<string | Buffer>;
+    try {
+      fields = encodeRequest({ frontEnd: this.id, requestId, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, priority }, item);
+    } catch (e) {
+      return Promise.reject(new TypeError(`${where}: ${(e as Error).message}`));
+    }
+    return new Promise<Out>((resolve, reject) => {
+      const sentAt = performance.now();
+      const timer =
+        timeoutMs === Infinity
+          ? undefined
+          : setTimeout(() => {
+              const elapsed = performance.now() - sentAt;
+              this.#giveUp(requestId, new DeadlineExceededError(`${this.#where}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for a replica; its answer will be discarded`, 'timeout', 'running', elapsed));
+            }, timeoutMs);
+      const onAbort =
+        signal === undefined
+          ? undefined
+          : () => this.#giveUp(requestId, new AbortError(`${this.#where}: the request was aborted while it waited for a replica; its answer will be discarded`, signal.reason));
+      const p: Pending = { resolve: resolve as (v: unknown) => void, reject, timer, signal, onAbort, entryId: undefined, cancelled: false };
+      this.#pending.set(requestId, p);
+      if (signal !== undefined && onAbort !== undefined) signal.addEventListener('abort', onAbort, { once: true });
+      this.#stats.sent++;
+      this.#commands.command<string>(['XADD', this.#keys.requests, '*', ...fields]).then(
+        (entryId) => {
+          p.entryId = entryId;
+          if (p.cancelled) void this.#delete(entryId);
+        },
+        (e: Error) => this.#settle(requestId, this.#unavailable('could not add the request to Redis', e)),
+      );
+    });
+  }
+
+  /** Alias of {@link RedisHostClient.inference}. */
+  predict(item: In, options?: RequestOptions): Promise<Out> {
+    return this.inference(item, options);
+  }
+
+  /**
+   * Waits for the requests in flight, then disconnects; later calls reject with
+   * `HostStoppedError`. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+      this.#closed = true;
+      clearInterval(this.#statusTimer);
+      this.#reader.destroy();
+      await this.#readLoop;
+      await this.#connections.close();
+    })();
+    return this.#closing;
+  }
+
+  /** For `createInferenceServer`, which stops what it serves: closes this front end (the replicas go on). */
+  stop(): Promise<void> {
+    return this.close();
+  }
+
+  /** `await using model = await connectRedisHost(...)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  toString(): string {
+    return `RedisHostClient(${this.modelName} on ${redactUrl(this.#url)})`;
+  }
+
+  async #prepare(): Promise<void> {
+    await ensureGroup(this.#commands, this.#keys.requests, this.#group);
+    // After a Redis restart the reply stream starts anew: read it from its start.
+    this.#lastReply = '0-0';
+    await this.#poll();
+  }
+
+  /** Replicas alive, queue depth, lag, and what the replicas published about the model. */
+  async #poll(): Promise<void> {
+    const [replicas, depth, groups, meta] = await Promise.all([
+      this.#commands.script<number>(ALIVE, [this.#keys.replicas], [String(this.#claimIdleMs)]),
+      this.#commands.command<number>(['XLEN', this.#keys.requests]),
+      this.#commands.command<unknown[]>(['XINFO', 'GROUPS', this.#keys.requests]).catch(() => []),
+      this.#commands.command<unknown[]>(['HGETALL', this.#keys.meta]),
+    ]);
+    this.#stats.replicas = Number(replicas);
+    this.#stats.queueDepth = Number(depth);
+    this.#stats.lag = lagOf(groups, this.#group);
+    const fields = metaFields(meta);
+    if (fields.model !== undefined) {
+      try {
+        this.#model = JSON.parse(fields.model);
+      } catch {
+        // a replica that published something else: keep what we had
+      }
+    }
+    if (fields.maxBatchSize !== undefined && Number(fields.maxBatchSize) >= 1) this.#maxBatchSize = Number(fields.maxBatchSize);
+  }
+
+  async #readReplies(): Promise<void> {
+    let backoff = 0;
+    while (!this.#closed) {
+      try {
+        const reply = await this.#reader.command<Array<[Buffer, RawEntry[]]> | null>(['XREAD', 'COUNT', '512', 'BLOCK', '1000', 'STREAMS', this.#keys.reply(this.id), this.#lastReply], true);
+        backoff = 0;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) continue;
+        const ids: string[] = [];
+        for (const [rawId, fields] of entries) {
+          const id = rawId.toString();
+          ids.push(id);
+          this.#lastReply = id;
+          this.#onReply(fields ?? []);
+        }
+        void this.#commands.command(['XDEL', this.#keys.reply(this.id), ...ids]).catch(() => undefined);
+      } catch {
+        if (this.#closed) return;
+        backoff = Math.min(1_000, Math.max(25, backoff * 2));
+        await new Promise((r) => setTimeout(r, backoff));
+      }
+    }
+  }
+
+  #onReply(fields: Buffer[]): void {
+    let reply: ReturnType<typeof decodeReply>;
+    try {
+      reply = decodeReply(fields, this.#maxEntryBytes, this.#revive);
+    } catch {
+      this.#stats.duplicatesDropped++; // nothing to answer with: not ours to read
+      return;
+    }
+    if (!this.#pending.has(reply.requestId)) {
+      this.#stats.duplicatesDropped++;
+      return;
+    }
+    this.#stats.answered++;
+    if ('error' in reply) this.#settle(reply.requestId, reply.error);
+    else this.#settle(reply.requestId, undefined, reply.value);
+  }
+
+  /** The caller stopped waiting: answer it now, and take its entry back if no replica has it yet. */
+  #giveUp(requestId: string, error: Error): void {
+    const p = this.#pending.get(requestId);
+    if (p === undefined) return;
+    p.cancelled = true;
+    if (p.entryId !== undefined) void this.#delete(p.entryId);
+    this.#settle(requestId, error);
+  }
+
+  /** Deletes a request entry; a replica that already read it skips or answers it, to no one. */
+  #delete(entryId: string): Promise<unknown> {
+    return this.#commands.command(['XDEL', this.#keys.requests, entryId]).catch(() => undefined);
+  }
+
+  #settle(requestId: string, error: Error | undefined, value?: unknown): void {
+    const p = this.#pending.get(requestId);
+    if (p === undefined) return;
+    this.#pending.delete(requestId);
+    clearTimeout(p.timer);
+    if (p.signal !== undefined && p.onAbort !== undefined) p.signal.removeEventListener('abort', p.onAbort);
+    if (error === undefined) p.resolve(value);
+    else p.reject(error);
+    if (this.#pending.size === 0) this.#drained?.();
+  }
+
+  #lost(cause: Error | undefined): void {
+    const error = this.#unavailable('lost its connection to Redis while the request was in flight; it may or may not have run', cause);
+    for (const id of [...this.#pending.keys()]) this.#settle(id, error);
+  }
+
+  #unavailable(what: string, cause?: Error): HostUnavailableError {
+    const why = cause ?? this.#commands.lastError;
+    return new HostUnavailableError(
+      `${this.#where}: the client ${what}${why === undefined ? '' : ` (${why.message})`}; it reconnects by itself: retry later`,
+      redactUrl(this.#url),
+      why,
+    );
+  }
+}
+
+function lagOf(groups: unknown[], group: string): number {
+  for (const g of groups) {
+    const fields = metaFields(g as unknown[]);
+    if (fields.name === group) return Number(fields.lag ?? 0) || 0;
+  }
+  return 0;
+}
+
+/** A flat [key, value, ...] reply (or a RESP3 map) as an object of strings. */
+function metaFields(reply: unknown): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  if (Array.isArray(reply)) for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = reply[i + 1] === null ? undefined : String(reply[i + 1]);
+  else if (reply !== null && typeof reply === 'object') for (const [k, v] of Object.entries(reply)) out[k] = v === null ? undefined : String(v);
+  return out;
+}
+
+/**
+ * Connects a front end to a model served through Redis by {@link serveHostOnRedis} replicas.
+ * Resolves once connected (replicas may start later: requests wait in Redis for them).
+ *
+ * @example
+ * ```ts
+ * const model = await connectRedisHost<Float32Array, Float32Array>({ url: process.env.REDIS_URL!, model: 'classifier', timeoutMs: 2_000 });
+ * const y = await model.inference(x); // batched on a replica with requests from every front end
+ * await model.close();
+ * ```
+ */
+export async function connectRedisHost<In = unknown, Out = unknown>(options: ConnectRedisHostOptions): Promise<RedisHostClient<In, Out>> {
+  const client = new RedisHostClient<In, Out>(options);
+  await client.open();
+  return client;
+}

@@ -1,0 +1,446 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { toError } from '../../core/describe';
+import { DeliveryLimitError } from '../../core/errors';
+import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import type { SocketTensorReviver } from '../../executors/socket/codec';
+import { commonOptions, ConnectionPair } from './common';
+import { redactUrl, type RedisConnection } from './connection';
+import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
+import { CLIENT_ID, type RedisKeys } from './keys';
+import { CLAIM, HEARTBEAT, LEAVE, RENEW, REPLY } from './scripts';
+import { ensureGroup, entryTime, serverTime, type RawEntry } from './stream';
+
+/**
+ * What {@link serveHostOnRedis} serves: a host with `inference()`, and the `stats` and `options` a
+ * `ModelHost` has, from which the replica computes how much work it can start now.
+ *
+ * @example
+ * ```ts
+ * const target: RedisServable = await createOnnxHost('model.onnx', { maxBatchSize: 32 });
+ * ```
+ */
+export interface RedisServable {
+  inference(item: never, options?: RequestOptions): Promise<unknown>;
+  readonly stats: { readonly queued: number; readonly runningBatches: number };
+  readonly options: { readonly maxBatchSize: number; readonly maxConcurrentBatches: number };
+  /** Published for front ends that serve HTTP (a host from `microbatch/onnx` has it). */
+  readonly model?: unknown;
+}
+
+/**
+ * Options of {@link serveHostOnRedis}.
+ *
+ * @example
+ * ```ts
+ * const options: ServeHostOnRedisOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', claimIdleMs: 10_000 };
+ * ```
+ */
+export interface ServeHostOnRedisOptions {
+  /** Where Redis is: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
+  url: string;
+  /** The model's name: its keys are `mb:{model}:*`. Front ends use the same name. */
+  model: string;
+  /**
+   * The consumer group the replicas of this model share.
+   * @default 'replicas'
+   */
+  group?: string;
+  /**
+   * This replica's name in the group (letters, digits, `_`, `-`).
+   * @default hostname, pid and a random suffix
+   */
+  consumer?: string;
+  /**
+   * How long an entry may sit unanswered with a replica before another replica takes it over. A
+   * running batch renews its entries every third of this, so only a dead or stalled replica loses
+   * them. Longer than a GC pause or a slow batch, shorter than callers will wait.
+   * @default 30000
+   */
+  claimIdleMs?: number;
+  /**
+   * Deliveries after which an entry that never got an answer is answered with
+   * {@link DeliveryLimitError} instead of being run again (a poison input).
+   * @default 3
+   */
+  maxDeliveries?: number;
+  /**
+   * How long one blocking read waits for new entries before the replica looks around again.
+   * @default 1000
+   */
+  blockMs?: number;
+  /**
+   * How long a front end's reply stream outlives its last reply: the reply streams of front ends
+   * that are gone expire after this.
+   * @default 60000
+   */
+  replyTtlMs?: number;
+  /**
+   * The largest entry payload accepted; a larger one is answered with an error and never run.
+   * @default 268435456 (256 MiB)
+   */
+  maxEntryBytes?: number;
+  /**
+   * Builds tensors from tensors the front ends sent as class instances.
+   * @default an onnxruntime-node `Tensor` when onnxruntime-node loads here, else a plain `{ type, data, dims }`
+   */
+  tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
+}
+
+const KEYS = ['url', 'model', 'group', 'consumer', 'claimIdleMs', 'maxDeliveries', 'blockMs', 'replyTtlMs', 'maxEntryBytes', 'tensor'];
+
+/** Counters of a replica, read with {@link RedisReplica.stats}. */
+export interface RedisReplicaStats {
+  /** Entries read from the stream for the first time. */
+  readonly pulled: number;
+  /** Entries taken over from a replica that died or stalled. */
+  readonly reclaimed: number;
+  /** Entries answered (with a result or an error). */
+  readonly answered: number;
+  /** Entries running or waiting in the host now. */
+  readonly inFlight: number;
+  /** Entries skipped because their deadline had passed when they were read (never run). */
+  readonly expired: number;
+  /** Entries answered with {@link DeliveryLimitError}. */
+  readonly poisoned: number;
+  /** Entries that did not decode (answered with an error when they named a reply stream). */
+  readonly undecodable: number;
+  /** Answers refused because another replica had taken the entry over meanwhile. */
+  readonly refused: number;
+}
+
+/** A replica serving a host from Redis, from {@link serveHostOnRedis}. */
+export interface RedisReplica {
+  /** This replica's consumer name in the group. */
+  readonly consumer: string;
+  /** Counters. */
+  readonly stats: RedisReplicaStats;
+  /**
+   * Stops pulling, waits (at most `graceMs`) for the answers to the entries it holds, and leaves the
+   * group. Entries it could not answer in time stay pending and are taken over by another replica.
+   * Does not stop the host, which belongs to the caller. Idempotent.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+interface Held {
+  readonly id: string;
+  readonly deliveries: number;
+  readonly decoded: Extract<DecodedRequest, { ok: true }>;
+  readonly remainingMs: number | undefined;
+}
+
+/**
+ * Serves a host to front ends on other machines through a Redis stream consumer group: the
+ * replicas of a model share one request stream, and each pulls only as much as its host can start
+ * now (`XREADGROUP ... COUNT free`), so batching stays work-conserving across the cluster and a busy
+ * replica never holds work an idle one could run. Front ends use {@link connectRedisHost}.
+ *
+ * Entries that a dead or stalled replica held are taken over after `claimIdleMs`, run alone, and
+ * answered with {@link DeliveryLimitError} after `maxDeliveries` deliveries without an answer.
+ * Answering is atomic with acknowledging and checks ownership first, so each caller gets one answer.
+ * Execution is at-least-once: the batch function must be safe to run twice for the same input.
+ *
+ * @param host - the host to serve (a `ModelHost`, or a host from `createHost`/`microbatch/onnx`).
+ * @param options - where Redis is, which model, and recovery settings.
+ *
+ * @example
+ * ```ts
+ * const host = await createServingHost('model.onnx', { maxBatchSize: 32 });
+ * const replica = await serveHostOnRedis(host, { url: process.env.REDIS_URL!, model: 'classifier' });
+ * process.on('SIGTERM', async () => { await replica.close(); await host.stop(); });
+ * ```
+ */
+export async function serveHostOnRedis(host: RedisServable, options: ServeHostOnRedisOptions): Promise<RedisReplica> {
+  const where = 'serveHostOnRedis';
+  if (typeof host !== 'object' || host === null || typeof host.inference !== 'function' || typeof host.stats !== 'object' || typeof host.options !== 'object') {
+    throw new TypeError(`${where}: expected a host with inference(), stats and options, such as a ModelHost; got ${host === null ? 'null' : typeof host}`);
+  }
+  if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { url, model, ... }', options);
+  rejectUnknownKeys(where, options, KEYS);
+  const replica = new Replica(where, host, options);
+  await replica.open();
+  return replica;
+}
+
+class Replica implements RedisReplica {
+  readonly consumer: string;
+  readonly #host: RedisServable;
+  readonly #url: string;
+  readonly #keys: RedisKeys;
+  readonly #group: string;
+  readonly #claimIdleMs: number;
+  readonly #maxDeliveries: number;
+  readonly #blockMs: number;
+  readonly #replyTtlMs: number;
+  readonly #maxEntryBytes: number;
+  readonly #revive: SocketTensorReviver;
+  readonly #commands: RedisConnection;
+  readonly #reader: RedisConnection;
+  readonly #connections: ConnectionPair;
+  readonly #held = new Map<string, Held>();
+  /** Taken-over entries: each runs alone, when the host has nothing else to do. */
+  readonly #isolated: Held[] = [];
+  #heartbeatTimer: NodeJS.Timeout | undefined;
+  #renewTimer: NodeJS.Timeout | undefined;
+  #claimTimer: NodeJS.Timeout | undefined;
+  #wake: (() => void) | undefined;
+  #claiming = false;
+  #closing: Promise<void> | undefined;
+  #loop: Promise<void> | undefined;
+  #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0 };
+
+  constructor(where: string, host: RedisServable, o: ServeHostOnRedisOptions) {
+    this.#host = host;
+    const common = commonOptions(where, o);
+    ({ url: this.#url, keys: this.#keys, group: this.#group, claimIdleMs: this.#claimIdleMs, maxEntryBytes: this.#maxEntryBytes, revive: this.#revive } = common);
+    this.consumer = o.consumer ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 32)}-${process.pid}-${randomBytes(4).toString('hex')}`;
+    if (typeof this.consumer !== 'string' || !CLIENT_ID.test(this.consumer)) fail(where, 'consumer', '1 to 64 letters, digits, _ or -', o.consumer);
+    this.#maxDeliveries = o.maxDeliveries ?? 3;
+    if (!Number.isInteger(this.#maxDeliveries) || this.#maxDeliveries < 1) fail(where, 'maxDeliveries', 'an integer from 1 and up', o.maxDeliveries, RangeError);
+    this.#blockMs = o.blockMs === undefined ? 1_000 : checkMs(where, 'blockMs', o.blockMs, 'positive');
+    this.#replyTtlMs = o.replyTtlMs === undefined ? 60_000 : checkMs(where, 'replyTtlMs', o.replyTtlMs, 'positive');
+    this.#connections = new ConnectionPair(where, this.#url, {
+      // A restarted Redis is empty: the stream, the group and the heartbeat come back at once.
+      onUp: () => void this.#prepare().catch(() => undefined),
+    });
+    this.#commands = this.#connections.commands;
+    this.#reader = this.#connections.reader;
+  }
+
+  get stats(): RedisReplicaStats {
+    return { ...this.#stats, inFlight: this.#held.size + this.#isolated.length };
+  }
+
+  async open(): Promise<void> {
+    await this.#connections.open(() => this.#prepare());
+    const every = Math.max(10, Math.floor(this.#claimIdleMs / 3));
+    // Timers never keep the process alive by themselves: the caller's host and close() decide.
+    this.#heartbeatTimer = setInterval(() => void this.#heartbeat().catch(() => undefined), every).unref();
+    this.#renewTimer = setInterval(() => void this.#renew().catch(() => undefined), every).unref();
+    this.#claimTimer = setInterval(() => void this.#claim().catch(() => undefined), every).unref();
+    this.#loop = this.#pullLoop();
+  }
+
+  /** The stream, the group, this replica's heartbeat and the model's description. */
+  async #prepare(): Promise<void> {
+    await ensureGroup(this.#commands, this.#keys.requests, this.#group);
+    await this.#heartbeat();
+    const model = this.#host.model;
+    const fields = ['maxBatchSize', String(this.#host.options.maxBatchSize)];
+    if (model !== undefined) fields.push('model', JSON.stringify(model));
+    await this.#commands.command(['HSET', this.#keys.meta, ...fields]);
+  }
+
+  #heartbeat(): Promise<unknown> {
+    return this.#commands.script(HEARTBEAT, [this.#keys.replicas], [this.consumer, String(this.#claimIdleMs * 2)]);
+  }
+
+  /** How many more entries the host can start now: free batch slots' rows, less what it holds. */
+  #capacity(): number {
+    if (this.#closing !== undefined || this.#isolated.length > 0) return 0;
+    const { queued, runningBatches } = this.#host.stats;
+    const { maxBatchSize, maxConcurrentBatches } = this.#host.options;
+    return Math.max(0, (maxConcurrentBatches - runningBatches) * maxBatchSize - queued);
+  }
+
+  async #pullLoop(): Promise<void> {
+    let backoff = 0;
+    while (this.#closing === undefined) {
+      // Let the host start what it was just given before free capacity is counted: a batch is
+      // released on a later tick, and until then its slot still looks free.
+      await new Promise((r) => setImmediate(r));
+      this.#runIsolated();
+      const capacity = this.#capacity();
+      if (capacity === 0) {
+        await this.#nextChange(this.#blockMs);
+        continue;
+      }
+      try {
+        const reply = await this.#reader.command<Array<[Buffer, RawEntry[]]> | null>(
+          ['XREADGROUP', 'GROUP', this.#group, this.consumer, 'COUNT', String(capacity), 'BLOCK', String(this.#blockMs), 'STREAMS', this.#keys.requests, '>'],
+          true,
+        );
+        backoff = 0;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) continue;
+        this.#stats.pulled += entries.length;
+        const now = await serverTime(this.#commands);
+        for (const entry of entries) this.#accept(entry, 1, now);
+      } catch (e) {
+        if (this.#closing !== undefined) break;
+        if (String((e as Error).message).startsWith('NOGROUP')) await ensureGroup(this.#commands, this.#keys.requests, this.#group).catch(() => undefined);
+        backoff = Math.min(1_000, Math.max(25, backoff * 2));
+        await this.#nextChange(backoff);
+      }
+    }
+  }
+
+  /** Resolves when an entry settles, on close, or after `ms`. */
+  #nextChange(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      const previous = this.#wake;
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        previous?.();
+        done();
+      };
+    });
+  }
+
+  #poke(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** Decides what to do with one entry read from the stream (first delivery) or taken over. */
+  #accept([rawId, fields]: RawEntry, deliveries: number, serverNowMs: number): void {
+    const id = rawId.toString();
+    const decoded = decodeRequest(fields ?? [], this.#maxEntryBytes, this.#revive);
+    if (!decoded.ok) {
+      this.#stats.undecodable++;
+      const error = new TypeError(`microbatch/redis: replica ${this.consumer} could not read request ${id}: ${decoded.problem}`);
+      void this.#answer(id, decoded.frontEnd, decoded.requestId, { error });
+      return;
+    }
+    let remainingMs: number | undefined;
+    if (decoded.timeoutMs !== undefined) {
+      // The entry id's time is the Redis server's clock when the front end added it: judged
+      // against the same clock, a replica whose own clock is wrong still drops what expired.
+      remainingMs = entryTime(id) + decoded.timeoutMs - serverNowMs;
+      if (remainingMs <= 0) {
+        this.#stats.expired++;
+        void this.#answer(id, undefined, undefined, undefined); // the front end has answered its caller
+        return;
+      }
+    }
+    if (deliveries > this.#maxDeliveries) {
+      this.#stats.poisoned++;
+      const n = deliveries - 1;
+      const error = new DeliveryLimitError(
+        `microbatch/redis: request ${id} was delivered ${n} time${n === 1 ? '' : 's'} and crashed or stalled a replica each time; it is not run again (maxDeliveries ${this.#maxDeliveries})`,
+        n,
+      );
+      void this.#answer(id, decoded.frontEnd, decoded.requestId, { error });
+      return;
+    }
+    const held: Held = { id, deliveries, decoded, remainingMs };
+    if (deliveries > 1) this.#isolated.push(held);
+    else this.#run(held);
+  }
+
+  /** Runs a taken-over entry alone: only when the host holds nothing else, one at a time. */
+  #runIsolated(): void {
+    if (this.#isolated.length === 0 || this.#held.size > 0) return;
+    const { queued, runningBatches } = this.#host.stats;
+    if (queued > 0 || runningBatches > 0) return;
+    this.#run(this.#isolated.shift()!);
+  }
+
+  #run(held: Held): void {
+    this.#held.set(held.id, held);
+    const { decoded, remainingMs } = held;
+    const options: RequestOptions = {};
+    if (remainingMs !== undefined) options.timeoutMs = remainingMs;
+    if (decoded.priority !== undefined) options.priority = decoded.priority;
+    this.#host.inference(decoded.item as never, options).then(
+      (value) => this.#answer(held.id, decoded.frontEnd, decoded.requestId, { value }),
+      (e: unknown) => this.#answer(held.id, decoded.frontEnd, decoded.requestId, { error: toError(e, 'the host') }),
+    ).finally(() => {
+      this.#held.delete(held.id);
+      // A taken-over entry ran alone: the next one a dead replica left may be waiting.
+      if (held.deliveries > 1) void this.#claim().catch(() => undefined);
+      this.#poke();
+    });
+  }
+
+  /** Answers (or, without a reply address, just retires) an entry, if it is still ours. */
+  async #answer(id: string, frontEnd: string | undefined, requestId: string | undefined, result: { value: unknown } | { error: Error } | undefined): Promise<void> {
+    let payload: Buffer | string = '';
+    if (result !== undefined && frontEnd !== undefined && requestId !== undefined) {
+      try {
+        payload = encodeReply(result);
+      } catch (e) {
+        payload = encodeReply({ error: new TypeError(`microbatch/redis: the result of request ${id} cannot be sent back: ${(e as Error).message}`) });
+      }
+    }
+    const replyKey = frontEnd === undefined || payload === '' ? this.#keys.requests : this.#keys.reply(frontEnd);
+    try {
+      const done = await this.#commands.script<number>(REPLY, [this.#keys.requests, replyKey], [this.#group, this.consumer, id, payload === '' ? '' : (requestId ?? ''), payload, String(this.#replyTtlMs)]);
+      if (done === 1) {
+        if (payload !== '') this.#stats.answered++;
+      } else {
+        this.#stats.refused++;
+      }
+    } catch {
+      // Redis is unreachable: the entry stays pending, and is taken over and answered once it is back.
+    }
+  }
+
+  /** Keeps the entries of running batches from being taken over. */
+  async #renew(): Promise<void> {
+    const ids = [...this.#held.keys(), ...this.#isolated.map((h) => h.id)];
+    if (ids.length === 0) return;
+    await this.#commands.script<string[]>(RENEW, [this.#keys.requests], [this.#group, this.consumer, ...ids]);
+  }
+
+  /**
+   * Takes over one entry idle past claimIdleMs, when the host is free to run it alone. One at a
+   * time, because a taken-over entry may be the poison that killed its last replica: were several
+   * held here at once, this replica's crash would count a delivery against each, and the innocent
+   * ones would reach maxDeliveries with the guilty one. After each runs, the next is claimed at once.
+   */
+  async #claim(): Promise<void> {
+    if (this.#claiming || this.#capacity() === 0 || this.#held.size > 0 || !this.#commands.up) return;
+    this.#claiming = true;
+    try {
+      await this.#claimOne();
+    } finally {
+      this.#claiming = false;
+    }
+  }
+
+  async #claimOne(): Promise<void> {
+    const count = 1;
+    const [claimed, , time] = await this.#commands.script<[Array<[Buffer, Buffer[], number]>, unknown, [Buffer, Buffer]]>(
+      CLAIM,
+      [this.#keys.requests],
+      [this.#group, this.consumer, String(this.#claimIdleMs), String(count)],
+      true,
+    );
+    if (claimed.length === 0) return;
+    this.#stats.reclaimed += claimed.length;
+    const now = Number(time[0].toString()) * 1000 + Math.floor(Number(time[1].toString()) / 1000);
+    for (const [id, fields, deliveries] of claimed) this.#accept([id, fields], Number(deliveries), now);
+    // Answered without running (poison, expired, unreadable): look for the next one at once.
+    if (this.#isolated.length === 0 && this.#held.size === 0) setImmediate(() => void this.#claim().catch(() => undefined));
+    this.#poke();
+  }
+
+  close(options: { graceMs?: number } = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      const graceMs = options.graceMs === undefined ? 30_000 : checkMs('RedisReplica.close', 'graceMs', options.graceMs, 'zero');
+      this.#reader.destroy(); // cuts a blocking read short
+      this.#poke();
+      await this.#loop;
+      // No new work, no heartbeat; renewals go on while answers are still due.
+      clearInterval(this.#heartbeatTimer);
+      clearInterval(this.#claimTimer);
+      const deadline = Date.now() + graceMs;
+      while (this.#held.size > 0 && Date.now() < deadline) await this.#nextChange(Math.min(100, deadline - Date.now()));
+      clearInterval(this.#renewTimer);
+      await this.#commands.script(LEAVE, [this.#keys.requests, this.#keys.replicas], [this.#group, this.consumer]).catch(() => undefined);
+      await this.#connections.close();
+    })();
+    return this.#closing;
+  }
+
+  toString(): string {
+    return `RedisReplica(${this.consumer} on ${redactUrl(this.#url)})`;
+  }
+}
