@@ -3,7 +3,7 @@ import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/
 import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import type { SocketTensorReviver } from '../../executors/socket/codec';
 import { HostUnavailableError } from '../../executors/socket/errors';
-import { commonOptions, ConnectionPair } from './common';
+import { COMMON_KEYS, commonOptions, ConnectionPair, type RedisOptions } from './common';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeReply, encodeRequest } from './entry';
 import type { RedisKeys } from './keys';
@@ -18,16 +18,7 @@ import { ensureGroup, type RawEntry } from './stream';
  * const options: ConnectRedisHostOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', timeoutMs: 2_000 };
  * ```
  */
-export interface ConnectRedisHostOptions {
-  /** Where Redis is: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
-  url: string;
-  /** The model's name, as its replicas serve it. */
-  model: string;
-  /**
-   * The replicas' consumer group (created from the stream's start if no replica has yet).
-   * @default 'replicas'
-   */
-  group?: string;
+export interface ConnectRedisHostOptions extends RedisOptions {
   /**
    * Default per-request time limit (each call may override it). The caller is answered at once
    * when it passes; a replica skips the request if it has not run it yet, judged by the Redis
@@ -35,24 +26,9 @@ export interface ConnectRedisHostOptions {
    * @default Infinity
    */
   timeoutMs?: number;
-  /**
-   * The replicas' `claimIdleMs`: `ready` is true while a replica has been seen within it.
-   * @default 30000
-   */
-  claimIdleMs?: number;
-  /**
-   * The largest reply payload accepted.
-   * @default 268435456 (256 MiB)
-   */
-  maxEntryBytes?: number;
-  /**
-   * Builds tensors from tensors the replicas answered with as class instances.
-   * @default an onnxruntime-node `Tensor` when onnxruntime-node loads here, else a plain `{ type, data, dims }`
-   */
-  tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
-const KEYS = ['url', 'model', 'group', 'timeoutMs', 'claimIdleMs', 'maxEntryBytes', 'tensor'];
+const KEYS = [...COMMON_KEYS, 'timeoutMs'];
 
 /** Counters of a front end, read with {@link RedisHostClient.stats}. */
 export interface RedisHostClientStats {
@@ -70,6 +46,23 @@ export interface RedisHostClientStats {
   readonly lag: number;
   /** Replicas seen within `claimIdleMs`, as last polled. */
   readonly replicas: number;
+}
+
+/** One input or output of a model, as a replica publishes it. */
+export interface PublishedTensor {
+  readonly name: string;
+  /** The tensor type (`'float32'`, `'int64'`...). */
+  readonly dtype: string;
+  /** Declared dims: numbers are fixed, strings are symbolic. */
+  readonly dims: ReadonlyArray<number | string>;
+  /** The batch axis, or `'shared'`. */
+  readonly batchAxis: number | 'shared';
+}
+
+/** A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP. */
+export interface PublishedModel {
+  readonly inputs: readonly PublishedTensor[];
+  readonly outputs: readonly PublishedTensor[];
 }
 
 interface Pending {
@@ -121,7 +114,7 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
   #drained: (() => void) | undefined;
   #readLoop: Promise<void> | undefined;
   #statusTimer: NodeJS.Timeout | undefined;
-  #model: unknown;
+  #model: PublishedModel | undefined;
   #maxBatchSize: number | undefined;
   #stats = { sent: 0, answered: 0, duplicatesDropped: 0, queueDepth: 0, lag: 0, replicas: 0 };
 
@@ -130,12 +123,13 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     const where = 'connectRedisHost';
     if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { url, model, ... }', options);
     rejectUnknownKeys(where, options, KEYS);
-    ({ url: this.#url, keys: this.#keys, group: this.#group, claimIdleMs: this.#claimIdleMs, maxEntryBytes: this.#maxEntryBytes, revive: this.#revive } = commonOptions(where, options));
+    const common = commonOptions(where, options);
+    ({ url: this.#url, keys: this.#keys, group: this.#group, claimIdleMs: this.#claimIdleMs, maxEntryBytes: this.#maxEntryBytes, revive: this.#revive } = common);
     this.modelName = options.model;
     this.#timeoutMs = options.timeoutMs === undefined ? Infinity : checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
     this.#where = `connectRedisHost(${options.model})`;
     this.id = randomBytes(9).toString('base64url');
-    this.#connections = new ConnectionPair(where, this.#url, {
+    this.#connections = new ConnectionPair(where, this.#url, common.connectTimeoutMs, {
       onDown: (e) => this.#lost(e),
       onUp: () => void this.#prepare().catch(() => undefined),
     });
@@ -156,9 +150,12 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     return this.#commands.up && this.#stats.replicas > 0 && !this.#closed;
   }
 
-  /** The model's description as a replica published it (for HTTP serving), once known. */
-  get model(): { readonly inputs: readonly never[]; readonly outputs: readonly never[] } {
-    return (this.#model ?? { inputs: [], outputs: [] }) as { readonly inputs: readonly never[]; readonly outputs: readonly never[] };
+  /**
+   * The model's inputs and outputs as a replica published them (a host from `microbatch/onnx` has
+   * them), so that `createInferenceServer` can check requests; empty until a replica has published.
+   */
+  get model(): PublishedModel {
+    return this.#model ?? { inputs: [], outputs: [] };
   }
 
   /** The replicas' `maxBatchSize`, once a replica has published it. */
@@ -289,7 +286,7 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     const fields = metaFields(meta);
     if (fields.model !== undefined) {
       try {
-        this.#model = JSON.parse(fields.model);
+        this.#model = JSON.parse(fields.model) as PublishedModel;
       } catch {
         // a replica that published something else: keep what we had
       }

@@ -102,12 +102,22 @@ export class RedisConnection {
     return this.#lastError;
   }
 
-  /** Connects (resolves once ready); rejects with a message naming the (redacted) URL. */
-  async open(url: string): Promise<void> {
+  /**
+   * Connects (resolves once ready). node-redis keeps retrying a refused connection; past
+   * `timeoutMs` this gives up and rejects with a message naming the (redacted) URL and the last error.
+   */
+  async open(url: string, timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms${this.#lastError === undefined ? '' : ` (last error: ${this.#lastError.message})`}`)), timeoutMs);
+    });
     try {
-      await this.#client.connect();
+      await Promise.race([this.#client.connect(), timedOut]);
     } catch (e) {
+      this.destroy();
       throw new Error(`${this.#where}: could not connect to ${redactUrl(url)}: ${(e as Error).message}`, { cause: e });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -9,6 +9,7 @@
 export { serveHostOnRedis } from './serve-on-redis';
 export type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions } from './serve-on-redis';
 export { connectRedisHost, RedisHostClient } from './connect-redis-host';
-export type { ConnectRedisHostOptions, RedisHostClientStats } from './connect-redis-host';
+export type { ConnectRedisHostOptions, PublishedModel, PublishedTensor, RedisHostClientStats } from './connect-redis-host';
+export type { RedisOptions } from './common';
 export { DeliveryLimitError } from '../../core/errors';
 export { HostUnavailableError } from '../../executors/socket/errors';

@@ -4,7 +4,7 @@ import { toError } from '../../core/describe';
 import { DeliveryLimitError } from '../../core/errors';
 import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import type { SocketTensorReviver } from '../../executors/socket/codec';
-import { commonOptions, ConnectionPair } from './common';
+import { COMMON_KEYS, commonOptions, ConnectionPair, type RedisOptions } from './common';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
@@ -36,28 +36,12 @@ export interface RedisServable {
  * const options: ServeHostOnRedisOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', claimIdleMs: 10_000 };
  * ```
  */
-export interface ServeHostOnRedisOptions {
-  /** Where Redis is: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
-  url: string;
-  /** The model's name: its keys are `mb:{model}:*`. Front ends use the same name. */
-  model: string;
-  /**
-   * The consumer group the replicas of this model share.
-   * @default 'replicas'
-   */
-  group?: string;
+export interface ServeHostOnRedisOptions extends RedisOptions {
   /**
    * This replica's name in the group (letters, digits, `_`, `-`).
    * @default hostname, pid and a random suffix
    */
   consumer?: string;
-  /**
-   * How long an entry may sit unanswered with a replica before another replica takes it over. A
-   * running batch renews its entries every third of this, so only a dead or stalled replica loses
-   * them. Longer than a GC pause or a slow batch, shorter than callers will wait.
-   * @default 30000
-   */
-  claimIdleMs?: number;
   /**
    * Deliveries after which an entry that never got an answer is answered with
    * {@link DeliveryLimitError} instead of being run again (a poison input).
@@ -75,19 +59,9 @@ export interface ServeHostOnRedisOptions {
    * @default 60000
    */
   replyTtlMs?: number;
-  /**
-   * The largest entry payload accepted; a larger one is answered with an error and never run.
-   * @default 268435456 (256 MiB)
-   */
-  maxEntryBytes?: number;
-  /**
-   * Builds tensors from tensors the front ends sent as class instances.
-   * @default an onnxruntime-node `Tensor` when onnxruntime-node loads here, else a plain `{ type, data, dims }`
-   */
-  tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
-const KEYS = ['url', 'model', 'group', 'consumer', 'claimIdleMs', 'maxDeliveries', 'blockMs', 'replyTtlMs', 'maxEntryBytes', 'tensor'];
+const KEYS = [...COMMON_KEYS, 'consumer', 'maxDeliveries', 'blockMs', 'replyTtlMs'];
 
 /** Counters of a replica, read with {@link RedisReplica.stats}. */
 export interface RedisReplicaStats {
@@ -200,7 +174,7 @@ class Replica implements RedisReplica {
     if (!Number.isInteger(this.#maxDeliveries) || this.#maxDeliveries < 1) fail(where, 'maxDeliveries', 'an integer from 1 and up', o.maxDeliveries, RangeError);
     this.#blockMs = o.blockMs === undefined ? 1_000 : checkMs(where, 'blockMs', o.blockMs, 'positive');
     this.#replyTtlMs = o.replyTtlMs === undefined ? 60_000 : checkMs(where, 'replyTtlMs', o.replyTtlMs, 'positive');
-    this.#connections = new ConnectionPair(where, this.#url, {
+    this.#connections = new ConnectionPair(where, this.#url, common.connectTimeoutMs, {
       // A restarted Redis is empty: the stream, the group and the heartbeat come back at once.
       onUp: () => void this.#prepare().catch(() => undefined),
     });

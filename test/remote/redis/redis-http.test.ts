@@ -1,0 +1,100 @@
+// The whole path: HTTP → a front end (connectRedisHost) → Redis → a replica running an ONNX model,
+// and front ends in other processes whose requests share batches on the replica.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ModelHost } from '../../../src';
+import { createInferenceServer } from '../../../src/http';
+import { createOnnxHost, type OnnxFeeds, type OnnxResults } from '../../../src/onnx';
+import { connectRedisHost, serveHostOnRedis } from '../../../src/remote/redis';
+import { call, jsonInputs, modelFiles } from '../../http/helpers';
+import { linearReference } from '../../support/onnx-models';
+import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
+import { ControlledModel } from '../../support/controlled-model';
+
+let redis: RedisServer;
+
+describeWithRedis('microbatch/redis end to end', () => {
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  test('createInferenceServer serves a connectRedisHost front end; the replica publishes the model description', async () => {
+    const files = modelFiles();
+    const host = await createOnnxHost(files.linear, { maxBatchSize: 8 });
+    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'linear' });
+    const front = await connectRedisHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'linear', claimIdleMs: 300 });
+    for (const end = Date.now() + 10_000; !front.ready && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    expect(front.ready).toBe(true);
+    expect(front.model.inputs).toEqual(host.model.inputs);
+    expect(front.options).toEqual({ maxBatchSize: 8 });
+    const server = createInferenceServer({ models: { linear: front } });
+    const { port } = await server.listen(0, '127.0.0.1');
+    try {
+      const rows = [
+        [1, 2, 3, 4],
+        [0.5, -1, 2, 0],
+      ];
+      const replies = await Promise.all(rows.map((r) => call(port, 'POST', '/v2/models/linear/infer', { body: jsonInputs({ X: { shape: [1, 4], data: r } }) })));
+      replies.forEach((reply, i) => {
+        expect(reply.status).toBe(200);
+        const y = reply.json().outputs[0].data as number[];
+        linearReference(rows[i]!).forEach((v, j) => expect(y[j]).toBeCloseTo(v, 5));
+      });
+    } finally {
+      await server.close(); // closes the front end; the replica and its host go on
+      await replica.close();
+      await host.stop();
+      files.cleanup();
+    }
+  });
+
+  test('batches mix requests from front ends in two other processes', async () => {
+    const m = new ControlledModel<{ from: string; i: number }, string>();
+    const host = new ModelHost(m.fn, { maxBatchSize: 32 });
+    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'mixed', blockMs: 100 });
+    const front = await connectRedisHost<{ from: string; i: number }, string>({ url: redis.url, model: 'mixed' });
+    try {
+      // Hold the model with a first request, so that the others accumulate in Redis meanwhile.
+      const first = front.inference({ from: 'here', i: 0 });
+      for (const end = Date.now() + 10_000; m.calls.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+      const children = ['p1', 'p2'].map((name) => runFrontEnd(name, 8));
+      for (const end = Date.now() + 20_000; front.stats.queueDepth < 17 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      m.answer(0, (x) => `${x.from}:${x.i}`);
+      await expect(first).resolves.toBe('here:0');
+      for (const end = Date.now() + 10_000; m.calls.length < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+      const mixed = m.calls[1]!.items;
+      expect(mixed).toHaveLength(16);
+      expect(new Set(mixed.map((x) => x.from))).toEqual(new Set(['p1', 'p2']));
+      m.answer(1, (x) => `${x.from}:${x.i}`);
+      const outputs = await Promise.all(children);
+      expect(outputs).toEqual(['p1', 'p2'].map((name) => JSON.stringify(Array.from({ length: 8 }, (_, i) => `${name}:${i}`))));
+    } finally {
+      await front.close();
+      await replica.close();
+      await host.stop();
+    }
+  }, 60_000);
+});
+
+/** A front end in another process that sends `n` requests at once and prints the answers. */
+function runFrontEnd(name: string, n: number): Promise<string> {
+  const program = `
+    const { connectRedisHost } = require(${JSON.stringify(join(__dirname, '../../../src/remote/redis'))});
+    (async () => {
+      const front = await connectRedisHost({ url: ${JSON.stringify(redis.url)}, model: 'mixed' });
+      const out = await Promise.all(Array.from({ length: ${n} }, (_, i) => front.inference({ from: ${JSON.stringify(name)}, i })));
+      await front.close();
+      process.stdout.write(JSON.stringify(out));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', program], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`front end ${name} exited ${code}: ${err}`))));
+  });
+}
