@@ -133,3 +133,6 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
     watch: (host) => hosts.add(host),
   };
 }
+
+export { prometheusRedisMetrics } from './prometheus-redis';
+export type { PrometheusRedisMetrics, PrometheusRedisOptions, WatchedRedisSide } from './prometheus-redis';

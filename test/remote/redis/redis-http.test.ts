@@ -10,6 +10,8 @@ import { call, jsonInputs, modelFiles } from '../../http/helpers';
 import { linearReference } from '../../support/onnx-models';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { ControlledModel } from '../../support/controlled-model';
+import { Registry } from 'prom-client';
+import { prometheusRedisMetrics } from '../../../src/observe/prometheus';
 
 let redis: RedisServer;
 
@@ -48,6 +50,43 @@ describeWithRedis('microbatch/redis end to end', () => {
       await replica.close();
       await host.stop();
       files.cleanup();
+    }
+  });
+
+  test('Prometheus: queue depth, lag and the counters of both sides, as microbatch_redis_*', async () => {
+    const m = new ControlledModel<number, number>();
+    const host = new ModelHost(m.fn, { maxBatchSize: 2 });
+    const front = await connectRedisHost<number, number>({ url: redis.url, model: 'metered', claimIdleMs: 300 });
+    // Five requests wait in Redis before the replica starts; it pulls one batch of two and holds it.
+    const calls = [1, 2, 3, 4, 5].map((x) => front.inference(x));
+    for (const end = Date.now() + 10_000; front.stats.sent < 5 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'metered', blockMs: 100 });
+    const registry = new Registry();
+    const metrics = prometheusRedisMetrics({ registry });
+    metrics.watch(replica, { model: 'metered', role: 'replica' });
+    const unwatch = metrics.watch(front, { model: 'metered', role: 'front_end' });
+    try {
+      for (const end = Date.now() + 10_000; (m.calls.length === 0 || front.stats.lag !== 3 || front.stats.replicas !== 1) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      const text = await registry.metrics();
+      expect(text).toMatch(/^microbatch_redis_lag\{model="metered",role="front_end"\} 3$/m); // 2 pulled by the busy replica, 3 wait
+      expect(text).toMatch(/^microbatch_redis_queue_depth\{model="metered",role="front_end"\} 5$/m);
+      expect(text).toMatch(/^microbatch_redis_replicas\{model="metered",role="front_end"\} 1$/m);
+      expect(text).toMatch(/^microbatch_redis_sent_total\{model="metered",role="front_end"\} 5$/m);
+      expect(text).toMatch(/^microbatch_redis_pulled_total\{model="metered",role="replica"\} 2$/m);
+      expect(text).toMatch(/^# TYPE microbatch_redis_pulled_total counter$/m);
+      for (let i = 0; i < 3; i++) {
+        for (const end = Date.now() + 10_000; m.calls.length <= i && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+        m.answer(i, (x) => x);
+      }
+      await Promise.all(calls);
+      unwatch();
+      const after = await registry.metrics();
+      expect(after).not.toMatch(/role="front_end"/);
+      expect(after).toMatch(/^microbatch_redis_pulled_total\{model="metered",role="replica"\} 5$/m);
+    } finally {
+      await front.close();
+      await replica.close();
+      await host.stop();
     }
   });
 
