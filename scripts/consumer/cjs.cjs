@@ -27,6 +27,9 @@ async function main() {
   assert.throws(() => require('microbatch/otel'), {
     message: 'microbatch/otel needs the @opentelemetry/api package, which is not installed. Install it next to microbatch: npm install @opentelemetry/api',
   });
+  await assert.rejects(require('microbatch/redis').connectRedisHost({ url: 'redis://127.0.0.1:1', model: 'm' }), {
+    message: 'microbatch/redis needs the redis package, which is not installed. Install it next to microbatch: npm install redis',
+  });
   const onnx = require('microbatch/onnx'); // loads: onnxruntime-node is required only when used
   await assert.rejects(onnx.loadSession(new Uint8Array([1, 2, 3])), {
     message: 'microbatch/onnx needs the onnxruntime-node package, which is not installed. Install it next to microbatch: npm install onnxruntime-node',

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { redisUnavailable } from '../support/redis-server';
 
 // Every example runs as written and exits 0, so that examples never rot. Examples that would run
 // long take options that keep them short here; every file in examples/ is picked up, new ones too.
@@ -32,6 +33,7 @@ const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
     /^microbatch_requests_total\{host="sentiment",outcome="ok"\} 120$/m,
     /^microbatch_requests_total\{host="sentiment",outcome="timeout"\} 1$/m,
   ],
+  'redis-scale-out.ts': [/^64 requests answered in \d+ ms; the first: REQUEST 0 \(by replica-[ab], batch of \d+\)$/m, /^front end: sent 64, answered 64, duplicates dropped 0$/m],
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
   'proxy-subclass.ts': [
     /^100 requests served by 4 model calls \(batch sizes 32, 32, 32, 4\)$/m,
@@ -66,8 +68,16 @@ test('the examples folder is not empty, and `npm start` runs the demo', () => {
   expect(pkg.scripts.start).toMatch(/^ts-node (--transpile-only )?examples\/demo\.ts$/);
 });
 
-test.each(EXAMPLES)('examples/%s runs and exits 0', async (file) => {
+/** Examples that need a server this machine may lack: skipped outside CI with the reason; CI installs it. */
+const NEEDS: Readonly<Record<string, () => string | undefined>> = { 'redis-scale-out.ts': redisUnavailable };
+const runnable = (file: string): string | undefined => (process.env.CI === 'true' ? undefined : NEEDS[file]?.());
+
+const check = async (file: string): Promise<void> => {
   const { code, output } = await run(file);
   expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
   for (const pattern of PRINTS[file] ?? []) expect(output).toMatch(pattern);
-}, 60_000);
+};
+test.each(EXAMPLES.filter((f) => runnable(f) === undefined))('examples/%s runs and exits 0', check, 60_000);
+for (const file of EXAMPLES.filter((f) => runnable(f) !== undefined)) {
+  test.skip(`examples/${file} runs and exits 0 (skipped: ${runnable(file)})`, () => check(file));
+}
