@@ -51,8 +51,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function launch(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function launch(port: number, dir: string, extra: readonly string[]): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
@@ -73,10 +73,11 @@ async function launch(port: number, dir: string): Promise<ChildProcess> {
   return child;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** Starts a server; `extra` are more redis-server arguments (e.g. `['--requirepass', 'pw']`). */
+export async function startRedis(extra: readonly string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'mb-redis-'));
   const port = await freePort();
-  let child: ChildProcess | undefined = await launch(port, dir);
+  let child: ChildProcess | undefined = await launch(port, dir, extra);
   const exited = (c: ChildProcess): Promise<void> => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', () => r())));
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -90,7 +91,7 @@ export async function startRedis(): Promise<RedisServer> {
     },
     async restart() {
       if (child !== undefined) throw new Error('redis-server is still running');
-      child = await launch(port, dir);
+      child = await launch(port, dir, extra);
     },
     async stop() {
       const c = child;

@@ -153,7 +153,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     await host.stop();
   });
 
-  test('a replica skips an entry whose deadline passed by the Redis server clock, even if never deleted', async () => {
+  test('a replica skips an entry whose deadline passed by the Redis server clock, even if never deleted and even when its own clock is wrong', async () => {
     const name = nextModel();
     const raw = createClient({ url: redis.url });
     await raw.connect();
@@ -163,6 +163,9 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       const { encodeRequest } = await import('../../../src/remote/redis/entry');
       await raw.sendCommand(['XADD', `mb:{${name}}:req`, '*', ...encodeRequest({ frontEnd: front.id, requestId: '999', timeoutMs: 1, priority: undefined }, 7)]);
       await new Promise((r) => setTimeout(r, 20));
+      // The replica's own clock is an hour slow: by it, the entry would still have time to run.
+      const realNow = Date.now.bind(Date);
+      jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
       const ran: number[] = [];
       const host = new ModelHost(async (xs: readonly number[]) => (ran.push(...xs), xs), { maxBatchSize: 8 });
       const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
@@ -173,6 +176,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await replica.close();
       await host.stop();
     } finally {
+      jest.restoreAllMocks();
       await front.close();
       await raw.close();
     }
@@ -285,4 +289,23 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await settle();
     }
   }, 60_000);
+
+  test('AUTH through the URL works; a wrong password fails with the password masked', async () => {
+    const secured = await startRedis(['--requirepass', 'pa55word']);
+    try {
+      const url = `redis://default:pa55word@127.0.0.1:${secured.port}`;
+      const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => -x), { maxBatchSize: 4 });
+      const replica = await serveHostOnRedis(host, { url, model: 'auth' });
+      const front = await connectRedisHost<number, number>({ url, model: 'auth' });
+      await expect(front.inference(5)).resolves.toBe(-5);
+      await front.close();
+      await replica.close();
+      await host.stop();
+      const wrong = (await connectRedisHost({ url: `redis://default:wrong-pa55@127.0.0.1:${secured.port}`, model: 'auth', connectTimeoutMs: 2_000 }).catch((e: unknown) => e)) as Error;
+      expect(wrong.message).toMatch(/^connectRedisHost: could not connect to redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+: /);
+      expect(`${wrong.message} ${String(wrong.stack)}`).not.toContain('wrong-pa55');
+    } finally {
+      await secured.stop();
+    }
+  });
 });
