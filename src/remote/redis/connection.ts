@@ -108,8 +108,14 @@ export class RedisConnection {
    */
   async open(url: string, timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
+    let refused: ((e: Error) => void) | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms${this.#lastError === undefined ? '' : ` (last error: ${this.#lastError.message})`}`)), timeoutMs);
+      // Retrying cannot fix wrong credentials: say so now rather than at the timeout.
+      refused = (e) => {
+        if (/^(WRONGPASS|NOAUTH|NOPERM)/.test(e.message)) reject(e);
+      };
+      this.#client.on('error', refused);
     });
     try {
       await Promise.race([this.#client.connect(), timedOut]);
@@ -118,6 +124,7 @@ export class RedisConnection {
       throw new Error(`${this.#where}: could not connect to ${redactUrl(url)}: ${(e as Error).message}`, { cause: e });
     } finally {
       clearTimeout(timer);
+      if (refused !== undefined) this.#client.off('error', refused);
     }
   }
 

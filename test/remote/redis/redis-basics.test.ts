@@ -301,8 +301,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await front.close();
       await replica.close();
       await host.stop();
-      const wrong = (await connectRedisHost({ url: `redis://default:wrong-pa55@127.0.0.1:${secured.port}`, model: 'auth', connectTimeoutMs: 2_000 }).catch((e: unknown) => e)) as Error;
-      expect(wrong.message).toMatch(/^connectRedisHost: could not connect to redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+: /);
+      const wrong = (await connectRedisHost({ url: `redis://default:wrong-pa55@127.0.0.1:${secured.port}`, model: 'auth', connectTimeoutMs: 30_000 }).catch((e: unknown) => e)) as Error;
+      expect(wrong.message).toMatch(/^connectRedisHost: could not connect to redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+: WRONGPASS/); // at once, not after connectTimeoutMs
       expect(`${wrong.message} ${String(wrong.stack)}`).not.toContain('wrong-pa55');
     } finally {
       await secured.stop();
