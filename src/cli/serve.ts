@@ -12,8 +12,9 @@ import type { ServingHost } from '../onnx/serving-host';
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
 
 Serves an ONNX model over HTTP with dynamic batching: concurrent requests are merged into one
-model call. KServe v2 / Triton JSON and binary tensors on POST /v1/models/NAME/infer (and /v2/...);
-GET /v1/models/NAME, /healthz, /readyz, /metrics. SIGTERM or SIGINT drains and exits 0.
+model call. Open Inference Protocol (KServe v2 / Triton) JSON and binary tensors on
+POST /v2/models/NAME/infer; GET /v2/models/NAME, /v2, /v2/health/live, /v2/health/ready, /metrics.
+SIGTERM or SIGINT drains and exits 0.
 
 Options:
   --port N              port to listen on; 0 picks a free one            (default 8080)
@@ -30,7 +31,7 @@ Options:
 
 Example:
   microbatch serve model.onnx --port 8080 --max-batch-size 32
-  curl -s localhost:8080/v1/models/model
+  curl -s localhost:8080/v2/models/model
 `;
 
 const OPTIONS: Options = {
@@ -118,6 +119,6 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
       `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threadsUsed} thread${threadsUsed > 1 ? 's' : ''}, ` +
       `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? ', no /metrics (prom-client is not installed)' : ''}`,
   );
-  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v1/models/${encodeURIComponent(model.name)}/infer)\n`);
+  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;
 }

@@ -56,7 +56,7 @@ function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limit
 }
 
 /**
- * `POST /v1/models/:name/infer`: reads and checks the request, queues it on the host (so it is
+ * `POST /v2/models/{name}[/versions/{v}]/infer`: reads and checks the request, queues it on the host (so it is
  * batched with concurrent ones), and answers the outputs. A client that disconnects aborts its
  * request, which leaves the queue if it has not started.
  * @internal

@@ -26,8 +26,16 @@ export interface ServedTensor {
  * ```
  */
 export interface ServableModel {
-  /** The model's inputs and outputs. */
-  readonly model: { readonly inputs: readonly ServedTensor[]; readonly outputs: readonly ServedTensor[] };
+  /**
+   * The model's inputs and outputs, and its platform in the protocol's `<framework>_<format>`
+   * convention (`GET /v2/models/{name}` reports it).
+   */
+  readonly model: {
+    readonly inputs: readonly ServedTensor[];
+    readonly outputs: readonly ServedTensor[];
+    /** @default 'onnxruntime_onnx' */
+    readonly platform?: string;
+  };
   /** The host's limits; `maxBatchSize` bounds the batch dimension of one request. */
   readonly options?: { readonly maxBatchSize: number };
   /** Runs one request (batched with concurrent ones). */
@@ -116,8 +124,8 @@ export const DEFAULT_LIMITS: Readonly<Required<ServerLimits>> = {
 /** Options of {@link createInferenceServer}. */
 export interface InferenceServerOptions {
   /**
-   * The models to serve, by the name used in URLs (`/v1/models/:name/infer`). A promise is
-   * allowed: the server can listen (`/healthz` answers) while a model loads, and `/readyz` turns
+   * The models to serve, by the name used in URLs (`/v2/models/{name}/infer`). A promise is
+   * allowed: the server can listen (`/v2/health/live` answers) while a model loads, and `/v2/health/ready` turns
    * ready once every model is loaded.
    * @example `{ models: { classifier: await createOnnxHost('cls.onnx', { maxBatchSize: 32 }) } }`
    */

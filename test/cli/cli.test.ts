@@ -57,13 +57,13 @@ test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SI
       });
       void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
     });
-    expect(stdout).toContain('(POST /v1/models/lin/infer)');
+    expect(stdout).toContain('(POST /v2/models/lin/infer)');
     const row = [0.5, -1, 2, 3];
-    const r = await call(port, 'POST', '/v1/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
+    const r = await call(port, 'POST', '/v2/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
     expect(r.status).toBe(200);
     const y: number[] = r.json().outputs[0].data;
     linearReference(row).forEach((v, j) => expect(y[j]).toBeCloseTo(v, 5));
-    expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+    expect((await call(port, 'GET', '/v2/health/ready')).status).toBe(200);
     const metrics = await call(port, 'GET', '/metrics');
     expect(metrics.text).toMatch(/^microbatch_requests_total\{host="lin",outcome="ok"\} 1$/m);
 
