@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { HostObserver } from '../core/observer';
 import { availableParallelism } from 'node:os';
+import { LOG_LEVELS, type LogLevel, type LogOptions } from '../http/logger';
 import type { MetricsSource } from '../http/options';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
@@ -27,6 +28,9 @@ Options:
   --max-body-bytes N    largest request body (413 past it)               (default 16777216)
   --workers N           worker threads running the model; 0: inline     (default 1)
   --threads N           onnxruntime threads per worker                   (default: cores / workers)
+  --log-level LEVEL     debug, info, warn, error or silent; refusals are
+                        summarised per 5 s, not logged one by one        (default info)
+  --log-format FORMAT   text, or json (one object per line)              (default text)
   -h, --help            show this help
 
 Example:
@@ -45,6 +49,8 @@ const OPTIONS: Options = {
   'max-body-bytes': { type: 'string' },
   workers: { type: 'string' },
   threads: { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -55,15 +61,27 @@ const OPTIONS: Options = {
 function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: MetricsSource; watch(host: ServingHost): void } | undefined {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional: only when prom-client is there
-    const { Registry } = require('prom-client') as typeof PromClient;
+    const { Registry, collectDefaultMetrics } = require('prom-client') as typeof PromClient;
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- it imports prom-client itself
     const { prometheusMetrics } = require('../observe/prometheus') as typeof PromAdapter;
     const registry = new Registry();
     const prom = prometheusMetrics({ registry, maxBatchSize });
+    // The process's own CPU, memory and event-loop lag beside the model's: an overloaded server
+    // shows in both.
+    collectDefaultMetrics({ register: registry });
     return { observer: prom.observer, registry, watch: (host) => prom.watch(host) };
   } catch {
     return undefined;
   }
+}
+
+/** `--log-level` and `--log-format` as the server's `log` option, or a {@link UsageError}. */
+function logOptions(cmd: string, values: Record<string, unknown>, io: Io): LogOptions {
+  const level = values['log-level'] ?? 'info';
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`${cmd}: --log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  const format = values['log-format'] ?? 'text';
+  if (format !== 'text' && format !== 'json') throw new UsageError(`${cmd}: --log-format must be text or json, got ${JSON.stringify(format)}`);
+  return { level: level as LogLevel, format, write: (line) => io.err(line) };
 }
 
 /** Runs `microbatch serve`; resolves once listening (the process then lives until a signal). @internal */
@@ -87,6 +105,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
+  const log = logOptions(cmd, values, io);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
   const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('../onnx/serving-host'), import('../http/server'), import('../http/shutdown')]);
@@ -108,7 +127,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     models: { [model.name]: model },
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
-    log: (line) => io.err(line),
+    log,
   });
   const address = await server.listen(port, host);
   handleShutdownSignals(server, { log: (line) => io.err(line) });
@@ -117,7 +136,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
       `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threadsUsed} thread${threadsUsed > 1 ? 's' : ''}, ` +
-      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? ', no /metrics (prom-client is not installed)' : ''}`,
+      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;

@@ -1,5 +1,6 @@
 import type { RequestOptions } from '../core/options';
 import type { TensorLike } from '../tensor/tensor-like';
+import type { LogOption } from './logger';
 
 /** One input or output of a served model, as `describeModel` (from `microbatch/onnx`) reports it. */
 export interface ServedTensor {
@@ -153,12 +154,13 @@ export interface InferenceServerOptions {
    */
   stopModelsOnClose?: boolean;
   /**
-   * Receives one line per notable event (model load failure, 5xx answers). Nothing is logged
-   * without it.
+   * Logging: levels, text or JSON lines, and repeated refusals summarised (`503 queue_full ×812 in
+   * the last 5 s`) instead of one line each; see {@link LogOptions}. A function receives every
+   * line as text at level `'info'`. Nothing is logged without it.
    * @default undefined
-   * @example `log: (line) => console.error(line)`
+   * @example `log: { level: 'warn', format: 'json' }` or `log: (line) => console.error(line)`
    */
-  log?: (line: string) => void;
+  log?: LogOption;
 }
 
 /** Options of `close()`. */

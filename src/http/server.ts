@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
 import { checkVersion, modelMetadata, SERVED_VERSION, serverMetadata } from './metadata';
+import { ServerLogger } from './logger';
 import { ModelRegistry } from './model-registry';
 import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
 import { sendError, sendJson, send } from './respond';
@@ -87,8 +88,8 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
 export function createInferenceServer(options: InferenceServerOptions): InferenceServer {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
   const limits = resolveLimits(options.limits);
-  const log = options.log;
-  const models = new ModelRegistry(options.models, log);
+  const logger = new ServerLogger(options.log);
+  const models = new ModelRegistry(options.models, (line) => logger.line('error', line));
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -171,7 +172,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     if (closing) res.setHeader('Connection', 'close');
     route(req, res).catch((e: unknown) => {
       const error = toHttpError(e, limits.retryAfterSeconds);
-      if (error.status >= 500) log?.(`microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`);
+      logger.answer(error.status, error.code, `microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`, { method: req.method ?? '', path: req.url ?? '' });
       try {
         sendError(req, res, error);
       } catch {
@@ -183,7 +184,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   const server = createServer(handle);
   // An 'error' event with no listener would end the process (EMFILE on accept, for one): log it.
   server.on('error', (e) => {
-    if (server.listening) log?.(`microbatch http: server error: ${e.message}`); // listen() failures reject listen() instead
+    if (server.listening) logger.line('error', `microbatch http: server error: ${e.message}`); // listen() failures reject listen() instead
   });
   server.requestTimeout = limits.requestTimeoutMs;
   server.headersTimeout = Math.min(server.headersTimeout, limits.requestTimeoutMs);
@@ -209,11 +210,12 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     }
     if (options.stopModelsOnClose !== false) {
       // With drain: false, queued requests reject with HostStoppedError and are answered 503 now.
-      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => log?.(`microbatch http: stopping a model failed: ${String(e)}`))));
+      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => logger.line('error', `microbatch http: stopping a model failed: ${String(e)}`))));
     }
     await whenIdle(drain ? 1_000 : 100);
     server.closeAllConnections();
     await closed;
+    logger.close(); // the refusals counted so far are not lost with the process
   }
 
   return {

@@ -41,8 +41,8 @@ function runCli(args: readonly string[]): Promise<{ code: number | null; stdout:
   });
 }
 
-test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SIGTERM after draining', async () => {
-  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1']);
+test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, and exits 0 on SIGTERM after draining', async () => {
+  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1', '--log-level', 'debug', '--log-format', 'json']);
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -66,6 +66,13 @@ test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SI
     expect((await call(port, 'GET', '/v2/health/ready')).status).toBe(200);
     const metrics = await call(port, 'GET', '/metrics');
     expect(metrics.text).toMatch(/^microbatch_requests_total\{host="lin",outcome="ok"\} 1$/m);
+    // The process's default metrics ride along with the model's.
+    expect(metrics.text).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(metrics.text).toMatch(/^process_resident_memory_bytes /m);
+    expect(metrics.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect((await call(port, 'GET', '/v2/nope')).status).toBe(404);
+    const logged = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'debug', status: 404, code: 'not_found', method: 'GET', path: '/v2/nope' }));
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -89,7 +96,7 @@ test('bench: prints a table per batch size and a recommendation', async () => {
 });
 
 test('--help, --version, and usage errors (exit 2, with a message)', async () => {
-  const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile] = await Promise.all([
+  const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile, badLevel, badFormat] = await Promise.all([
     runCli(['--help']),
     runCli(['serve', '--help']),
     runCli(['bench', '-h']),
@@ -99,6 +106,8 @@ test('--help, --version, and usage errors (exit 2, with a message)', async () =>
     runCli(['bench']),
     runCli(['deploy', modelPath]),
     runCli(['serve', join(dir, 'nope.onnx')]),
+    runCli(['serve', modelPath, '--log-level', 'loud']),
+    runCli(['serve', modelPath, '--log-format', 'xml']),
   ]);
   expect(main).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch <command>.*serve <model\.onnx>.*bench <model\.onnx>/s) });
   expect(serveHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch serve <model\.onnx>.*--max-batch-size N.*--workers N/s) });
@@ -109,4 +118,6 @@ test('--help, --version, and usage errors (exit 2, with a message)', async () =>
   expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch bench: missing model path') });
   expect(unknownCommand).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "deploy"') });
   expect(noFile).toMatchObject({ code: 2, stderr: expect.stringContaining('no such model file') });
+  expect(badLevel).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-level must be one of debug, info, warn, error, silent, got "loud"') });
+  expect(badFormat).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-format must be text or json, got "xml"') });
 });
