@@ -8,6 +8,10 @@
 export { createInferenceServer } from './server';
 export type { InferenceServer } from './server';
 export { handleShutdownSignals } from './shutdown';
+export { expressMiddleware } from './express';
+export type { ConnectMiddleware, MountOptions } from './express';
+export { fastifyPlugin } from './fastify';
+export type { FastifyInstanceLike, FastifyReplyLike, FastifyRequestLike } from './fastify';
 export type { ShutdownOptions } from './shutdown';
 export { DEFAULT_LIMITS } from './options';
 export type { CloseOptions, InferenceServerOptions, MetricsSource, ServableModel, ServedTensor, ServerLimits } from './options';
