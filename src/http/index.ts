@@ -21,5 +21,7 @@ export type { LogLevel, LogOption, LogOptions } from './logger';
 export { KSERVE_DATATYPES, kserveDatatype } from './datatypes';
 export type { KServeDatatype } from './datatypes';
 export type { ModelMetadata, ServerMetadata, TensorMetadata } from './metadata';
+export type { ModelConfig, ModelConfigTensor } from './model-config';
+export type { BatchSizeStats, ModelStatistics, StatDuration } from './model-stats';
 export { TIMEOUT_HEADER } from './infer';
 export { HEADER_LENGTH } from './encode-response';

@@ -7,7 +7,7 @@ import type { ServableModel, ServedTensor } from './options';
 export const SERVED_VERSION = '1';
 
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
-export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data'];
+export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
 
 /** One tensor in a metadata answer. */
 export interface TensorMetadata {

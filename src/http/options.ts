@@ -37,8 +37,17 @@ export interface ServableModel {
     /** @default 'onnxruntime_onnx' */
     readonly platform?: string;
   };
-  /** The host's limits; `maxBatchSize` bounds the batch dimension of one request. */
-  readonly options?: { readonly maxBatchSize: number };
+  /**
+   * The host's settings: `maxBatchSize` bounds the batch dimension of one request; all are
+   * reported by `GET /v2/models/{name}/config`.
+   */
+  readonly options?: { readonly maxBatchSize: number; readonly maxDelayMs?: number; readonly maxQueueSize?: number };
+  /**
+   * The host's name, which its batch and request events carry: `GET /v2/models/{name}/stats`
+   * reports the events of the host with this name (a `ModelHost` has one).
+   * @default undefined (no statistics)
+   */
+  readonly name?: string;
   /** Runs one request (batched with concurrent ones). */
   inference(feeds: Record<string, TensorLike>, options?: RequestOptions): Promise<Record<string, TensorLike>>;
   /** Stops the host; the server calls it on `close()` (draining when asked). */

@@ -1,5 +1,5 @@
 /** The routes the server knows. @internal */
-export type RouteName = 'server-metadata' | 'live' | 'ready' | 'metrics' | 'models' | 'model' | 'model-ready' | 'infer';
+export type RouteName = 'server-metadata' | 'live' | 'ready' | 'metrics' | 'models' | 'model' | 'model-ready' | 'infer' | 'config' | 'stats';
 
 /** What {@link matchRoute} found. @internal */
 export type RouteMatch =
@@ -17,7 +17,7 @@ const GET = ['GET', 'HEAD'];
 // `/v2/models/{m}` with the protocol's optional `/versions/{v}`: group 1 is the name, group 2 the version.
 const MODEL = String.raw`\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?`;
 
-// The Open Inference Protocol's paths are the only spelling,
+// The Open Inference Protocol's paths (and Triton's config and statistics extensions) are the only spelling,
 // so that what clients and docs say is what the server answers.
 const ROUTES: readonly Route[] = [
   { name: 'server-metadata', pattern: /^\/v2$/, methods: GET },
@@ -28,6 +28,8 @@ const ROUTES: readonly Route[] = [
   { name: 'model', pattern: new RegExp(`^${MODEL}$`), methods: GET },
   { name: 'model-ready', pattern: new RegExp(`^${MODEL}\\/ready$`), methods: GET },
   { name: 'infer', pattern: new RegExp(`^${MODEL}\\/infer$`), methods: ['POST'] },
+  { name: 'config', pattern: new RegExp(`^${MODEL}\\/config$`), methods: GET },
+  { name: 'stats', pattern: new RegExp(`^${MODEL}\\/stats$`), methods: GET },
 ];
 
 function decode(part: string | undefined): string | undefined | null {

@@ -4,6 +4,8 @@ import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
 import { checkVersion, modelMetadata, SERVED_VERSION, serverMetadata } from './metadata';
 import { ServerLogger } from './logger';
+import { modelConfig } from './model-config';
+import { StatsCollector } from './model-stats';
 import { ModelRegistry } from './model-registry';
 import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
 import { sendError, sendJson, send } from './respond';
@@ -65,6 +67,8 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  * | `GET /v2` | server metadata `{ name, version, extensions }` |
  * | `GET /v2/health/live` | 200 `{ live: true }` while the process serves |
  * | `GET /v2/health/ready` | 200 once every model is loaded and the server is not closing, else 503 |
+ * | `GET /v2/models/{name}[/versions/1]/config` | Triton's model configuration (an extension) |
+ * | `GET /v2/models/{name}[/versions/1]/stats` | Triton's statistics: counts, queue and compute time, per batch size (an extension) |
  * | `GET /v2/models` | the served models and their state (an extension) |
  * | `GET /metrics` | Prometheus text from `metrics`, or 404 without it |
  *
@@ -89,6 +93,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
   const limits = resolveLimits(options.limits);
   const logger = new ServerLogger(options.log);
+  const stats = new StatsCollector();
   const models = new ModelRegistry(options.models, (line) => logger.line('error', line));
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
@@ -141,6 +146,12 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         checkVersion(found.model, found.version);
         const ready = state === 'ready' && !closing;
         return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
+      }
+      case 'config':
+        return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
+      case 'stats': {
+        const host = modelFor(found.model, found.version);
+        return sendJson(res, 200, { model_stats: [stats.stats(found.model, SERVED_VERSION, host.name)] });
       }
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
@@ -216,6 +227,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     server.closeAllConnections();
     await closed;
     logger.close(); // the refusals counted so far are not lost with the process
+    stats.close();
   }
 
   return {

@@ -46,7 +46,7 @@ describe('server metadata GET /v2', () => {
   test('200: name, version, extensions', async () => {
     const r = await call(port, 'GET', '/v2');
     expectConforms(r, 200, 'server_metadata');
-    expect(r.json()).toMatchObject({ name: 'microbatch', extensions: expect.arrayContaining(['binary_tensor_data']) });
+    expect(r.json()).toMatchObject({ name: 'microbatch', extensions: ['binary_tensor_data', 'model_configuration', 'statistics'] });
   });
   test('405 for another method, as the error object', async () => {
     const r = await call(port, 'POST', '/v2', { body: {} });
@@ -112,6 +112,8 @@ describe('404s as the error object', () => {
     ['GET', '/v2/models/linear/versions/2/ready', 'model_version_not_found', /has no version "2"/],
     ['POST', '/v2/models/linear/versions/2/infer', 'model_version_not_found', /has no version "2"/],
     ['GET', '/v1/models/linear', 'not_found', /no route for GET \/v1\/models\/linear; see GET \/v2/],
+    ['GET', '/v2/models/linear/versions/2/config', 'model_version_not_found', /has no version "2"/],
+    ['GET', '/v2/models/resnet/stats', 'model_not_found', /no model named "resnet"/],
   ])('%s %s → %s', async (method, path, code, message) => {
     const r = await call(port, method, path, method === 'POST' ? { body: row } : {});
     expectConforms(r, 404, 'error');
