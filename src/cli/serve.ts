@@ -6,6 +6,7 @@ import type { MetricsSource } from '../http/options';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
+import { defaultThreads } from './threads';
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
 
@@ -27,7 +28,7 @@ Options:
   --timeout-ms MS       default per-request time limit (504 past it)     (default 30000)
   --max-body-bytes N    largest request body (413 past it)               (default 16777216)
   --workers N           worker threads running the model; 0: inline     (default 1)
-  --threads N           onnxruntime threads per worker                   (default: cores / workers)
+  --threads N           onnxruntime threads per worker         (default: (cores - 1) / workers, >= 1)
   --log-level LEVEL     debug, info, warn, error or silent; refusals are
                         summarised per 5 s, not logged one by one        (default info)
   --log-format FORMAT   text, or json (one object per line)              (default text)
@@ -100,7 +101,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? 30_000;
   const maxBodyBytes = numberFlag(cmd, values, 'max-body-bytes', { min: 1, integer: true });
   const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? 1;
-  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
+  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true }) ?? defaultThreads(availableParallelism(), workers);
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
@@ -115,7 +116,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     maxDelayMs,
     maxQueueSize,
     workers,
-    ...(threads !== undefined ? { threads } : {}),
+    threads,
     ...(name !== undefined ? { name } : {}),
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
   });
@@ -132,10 +133,9 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const address = await server.listen(port, host);
   handleShutdownSignals(server, { log: (line) => io.err(line) });
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const threadsUsed = threads ?? Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
-      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threadsUsed} thread${threadsUsed > 1 ? 's' : ''}, ` +
+      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}, ` +
       `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);

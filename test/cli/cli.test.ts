@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { linearModel, linearReference } from '../support/onnx-models';
+import { linearModel, linearReference, varLengthModel } from '../support/onnx-models';
 import { call } from '../http/helpers';
 
 // The `microbatch` command, spawned as a user would run it (`node bin/microbatch.js ...`), from the
@@ -17,6 +17,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'mb-cli-'));
   modelPath = join(dir, 'linear.onnx');
   writeFileSync(modelPath, linearModel(4, 3));
+  writeFileSync(join(dir, 'var-length.onnx'), varLengthModel());
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -93,6 +94,18 @@ test('bench: prints a table per batch size and a recommendation', async () => {
   expect(stdout).toMatch(/recommended: maxBatchSize (1|2|4|8), maxDelayMs \d+(\.\d+)?\n/);
   // Progress goes to stderr, one line per batch size when not on a terminal.
   expect(stderr.match(/^ {2}batch +\d+ +\[\d\/4\]/gm)).toHaveLength(4);
+});
+
+test('bench: refuses to guess symbolic dims, and measures with --dim', async () => {
+  const varLength = join(dir, 'var-length.onnx');
+  const [refused, measured] = await Promise.all([
+    runCli(['bench', varLength, '--seconds', '0.2', '--max-batch-size', '2', '--threads', '1']),
+    runCli(['bench', varLength, '--seconds', '0.2', '--max-batch-size', '2', '--threads', '1', '--dim', 'L=16']),
+  ]);
+  expect(refused).toMatchObject({ code: 2, stdout: '' });
+  expect(refused.stderr).toContain("microbatch bench: the model's inputs have symbolic dims L that bench cannot guess (X [N, L]); give each a realistic size: --dim L=SIZE");
+  expect(measured.code).toBe(0);
+  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], maxDelayMs /m);
 });
 
 test('--help, --version, and usage errors (exit 2, with a message)', async () => {
