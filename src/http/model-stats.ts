@@ -27,7 +27,7 @@ export interface ModelStatistics {
   readonly last_inference: number;
   /** Rows inferred successfully (Triton counts batch items). */
   readonly inference_count: number;
-  /** Model executions: batches. */
+  /** Successful model executions: batches with at least one answered request. */
   readonly execution_count: number;
   readonly inference_stats: {
     /** Requests answered, with their whole time. */
@@ -39,6 +39,10 @@ export interface ModelStatistics {
     readonly compute_input: StatDuration;
     readonly compute_infer: StatDuration;
     readonly compute_output: StatDuration;
+    /** Always zero: hosts have no response cache (present because Triton clients read it). */
+    readonly cache_hit: StatDuration;
+    /** Always zero, as `cache_hit`. */
+    readonly cache_miss: StatDuration;
   };
   readonly batch_stats: readonly BatchSizeStats[];
 }
@@ -100,6 +104,8 @@ export class StatsCollector {
         compute_input: { ...(i?.compute_input ?? zero()) },
         compute_infer: { ...(i?.compute_infer ?? zero()) },
         compute_output: { ...(i?.compute_output ?? zero()) },
+        cache_hit: zero(),
+        cache_miss: zero(),
       },
       batch_stats: [...(s?.batches ?? new Map<number, never>())]
         .sort(([a], [b]) => a - b)
@@ -123,6 +129,8 @@ export class StatsCollector {
   }
 
   #batch(e: BatchEvent): void {
+    // Triton counts successful executions only; a batch the model threw on is in `fail`.
+    if (e.succeeded === 0) return;
     const s = this.#entry(e.host);
     s.execution_count++;
     // Per request in inference_stats (each request spent the batch's phases), per execution in batch_stats.

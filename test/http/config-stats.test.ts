@@ -66,7 +66,7 @@ test('GET /v2/models/{m}/stats: counts, queue and compute time, and batch stats 
       [2, 1],
     ]);
     const f = (await call(port, 'GET', '/v2/models/failing/stats')).json().model_stats[0];
-    expect([f.inference_count, f.execution_count, f.inference_stats.fail.count, f.inference_stats.success.count]).toEqual([0, 1, 1, 0]);
+    expect([f.inference_count, f.execution_count, f.inference_stats.fail.count, f.inference_stats.success.count, f.batch_stats.length]).toEqual([0, 0, 1, 0, 0]);
   } finally {
     hold.open();
     await s.close();

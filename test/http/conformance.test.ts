@@ -3,6 +3,7 @@ import { createOnnxHost, type OnnxHost } from '../../src/onnx';
 import { createInferenceServer, type InferenceServer } from '../../src/http';
 import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles, waitFor, type Reply } from './helpers';
 import { OIP_SCHEMAS, OIP_SHARED_SCHEMAS } from './fixtures/open-inference-schemas';
+import { TRITON_SCHEMAS, TRITON_SHARED_SCHEMAS } from './fixtures/triton-extension-schemas';
 
 // Every endpoint's success and error answers, validated against the Open Inference Protocol's
 // own schemas (transcribed in fixtures/open-inference-schemas.ts).
@@ -10,11 +11,12 @@ import { OIP_SCHEMAS, OIP_SHARED_SCHEMAS } from './fixtures/open-inference-schem
 const ajv = new Ajv({ allErrors: true, strict: true });
 for (const s of OIP_SHARED_SCHEMAS) ajv.addSchema(s);
 for (const s of Object.values(OIP_SCHEMAS)) ajv.addSchema(s);
+for (const s of [...TRITON_SHARED_SCHEMAS, ...Object.values(TRITON_SCHEMAS)]) ajv.addSchema(s);
 
-function expectConforms(reply: Reply, status: number, schema: keyof typeof OIP_SCHEMAS): void {
+function expectConforms(reply: Reply, status: number, schema: keyof typeof OIP_SCHEMAS | `triton:${keyof typeof TRITON_SCHEMAS}`): void {
   expect(reply.status).toBe(status);
   expect(reply.headers['content-type']).toBe('application/json');
-  const validate = ajv.getSchema(`oip:${schema}`)!;
+  const validate = ajv.getSchema(schema.startsWith('triton:') ? schema : `oip:${schema}`)!;
   const body: unknown = reply.json();
   if (!validate(body)) throw new Error(`${schema}: ${ajv.errorsText(validate.errors)} in ${reply.text}`);
 }
@@ -93,6 +95,14 @@ describe.each([
     const r = await call(port, 'GET', `${base}/ready`);
     expectConforms(r, 200, 'model_ready');
     expect(r.json()).toEqual({ name: 'linear', ready: true });
+  });
+  test(`Triton's config and stats${label}: 200 in Triton's shapes`, async () => {
+    const config = await call(port, 'GET', `${base}/config`);
+    expectConforms(config, 200, 'triton:config');
+    expect(config.json()).toMatchObject({ name: 'linear', platform: 'onnxruntime_onnx', max_batch_size: 4 });
+    const stats = await call(port, 'GET', `${base}/stats`);
+    expectConforms(stats, 200, 'triton:stats');
+    expect(stats.json().model_stats[0]).toMatchObject({ name: 'linear', version: '1' });
   });
   test(`infer${label}: 200 with model_name and model_version; 400 as the error object`, async () => {
     const r = await call(port, 'POST', `${base}/infer`, { body: row });
