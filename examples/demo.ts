@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   const size = dims.reduce((a, b) => a * b, 1);
   const server = createInferenceServer({ models: { cls: host } });
   const { port } = await server.listen(0, '127.0.0.1');
-  const path = '/v1/models/cls/infer';
+  const path = '/v2/models/cls/infer';
   const bodies = Array.from({ length: 16 }, (_, i) => binaryBody(input.name, dims, randomInput(size, i + 1)));
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
 

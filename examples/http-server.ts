@@ -5,7 +5,7 @@
  *
  * Run: npx ts-node examples/http-server.ts            (starts, calls itself, prints, exits)
  *      npx ts-node examples/http-server.ts --serve    (keeps serving on :8080 until Ctrl-C)
- * Then: curl -s localhost:8080/v1/models/direction
+ * Then: curl -s localhost:8080/v2/models/direction
  */
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   }
 
   // What a client does: here 8 concurrent JSON requests, one 3×48×192 image each.
-  const url = `http://127.0.0.1:${port}/v1/models/direction/infer`;
+  const url = `http://127.0.0.1:${port}/v2/models/direction/infer`;
   const image = (seed: number): number[] => Array.from({ length: 3 * 48 * 192 }, (_, i) => Math.sin(seed * 1000 + i));
   const replies = await Promise.all(
     Array.from({ length: 8 }, async (_, i) => {

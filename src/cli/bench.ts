@@ -14,7 +14,9 @@ export const BENCH_HELP = `Usage: microbatch bench <model.onnx> [options]
 
 Measures the model's latency per batch size (1, 2, 4, ... up to --max-batch-size): a warm-up run,
 then repeated runs whose median is reported, with the cost per item. Prints a table and a
-recommended maxBatchSize (where the cost per item stops improving meaningfully) and maxDelayMs.
+recommended maxBatchSize (where the cost per item stops improving meaningfully) and maxDelayMs
+(0 unless batching makes an item at least 2x cheaper: the host already batches what arrives while
+the model runs, so a wait pays only then).
 Inputs are synthetic (random floats, zero integers); the model runs on this thread, unbatched by
 microbatch, so the numbers are the model's own.
 
@@ -22,7 +24,8 @@ Options:
   --max-batch-size N    largest batch size to try                        (default 64)
   --seconds S           time budget for all the measurements             (default 10)
   --threads N           onnxruntime intra-op threads                     (default: all cores)
-  --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat   (default: 1 each)
+  --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat;
+                        required for each one (bench refuses to guess)
   -h, --help            show this help
 
 Example:
@@ -47,17 +50,38 @@ function parseDims(cmd: string, raw: unknown): Map<string, number> {
   return out;
 }
 
+/**
+ * Refuses to measure a model whose symbolic non-batch dims have no size: timings at a made-up size
+ * (1×1 for an image's height and width) say nothing about the real model.
+ */
+function checkDims(cmd: string, model: ModelDescription, dims: Map<string, number>): void {
+  const unset = new Set<string>();
+  for (const t of model.inputs) {
+    t.dims.forEach((d, axis) => {
+      if (axis !== t.batchAxis && typeof d === 'string' && !dims.has(d)) unset.add(d);
+    });
+  }
+  if (unset.size === 0) return;
+  const names = [...unset];
+  throw new UsageError(
+    `${cmd}: the model's inputs have symbolic dims ${names.join(', ')} that bench cannot guess (${describeInputs(model)}); ` +
+      `give each a realistic size: ${names.map((n) => `--dim ${n}=SIZE`).join(' ')}`,
+  );
+}
+
+function describeInputs(model: ModelDescription): string {
+  return model.inputs.map((t) => `${t.name} [${t.dims.join(', ')}]`).join(', ');
+}
+
 /** Synthetic feeds for a batch of `rows`: pseudo-random floats in [-1, 1), zeros otherwise. */
-function makeFeeds(ort: OrtModule, model: ModelDescription, rows: number, dims: Map<string, number>, warn: Set<string>): Record<string, Tensor> {
+function makeFeeds(ort: OrtModule, model: ModelDescription, rows: number, dims: Map<string, number>): Record<string, Tensor> {
   const feeds: Record<string, Tensor> = {};
   let seed = 12345;
   for (const t of model.inputs) {
     if (!isTensorType(t.dtype)) throw new Error(`input "${t.name}" has type ${t.dtype}, which bench cannot synthesize`);
     const shape = t.dims.map((d, axis) => {
       if (axis === t.batchAxis) return rows;
-      if (typeof d === 'number') return d;
-      if (!dims.has(d)) warn.add(d);
-      return dims.get(d) ?? 1;
+      return typeof d === 'number' ? d : (dims.get(d) as number); // checkDims made sure
     });
     const size = shape.reduce((a, b) => a * b, 1);
     const data = DTYPES[t.dtype].make(size);
@@ -112,6 +136,7 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
   const session = await loadSession(modelPath, threads === undefined ? {} : { intraOpNumThreads: threads });
   try {
     const model = describeModel(session);
+    checkDims(cmd, model, dims);
     const sizes: number[] = [];
     if (model.unbatchable !== undefined) {
       io.err(`microbatch bench: the model cannot take batches (${model.unbatchable.message}); timing batch size 1 only`);
@@ -120,19 +145,17 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
       for (let b = 1; b < maxBatch; b *= 2) sizes.push(b);
       sizes.push(maxBatch);
     }
-    const warned = new Set<string>();
     const budget = (seconds * 1000) / sizes.length;
     io.err(`microbatch bench: ${modelPath}, batch sizes ${sizes.join(', ')}, ${seconds} s, ${threads ?? `${availableParallelism()} (all)`} threads`);
     const timings: BatchTiming[] = [];
     for (const [i, b] of sizes.entries()) {
       const line = `  batch ${String(b).padStart(5)}  [${i + 1}/${sizes.length}]`;
       if (io.tty) io.status(`${line} measuring...`);
-      const { runs, medianMs } = await timeBatch(session, makeFeeds(loadOrt(), model, b, dims, warned), budget);
+      const { runs, medianMs } = await timeBatch(session, makeFeeds(loadOrt(), model, b, dims), budget);
       timings.push({ batchSize: b, runs, medianMs });
       if (!io.tty) io.err(`${line} ${medianMs.toFixed(3)} ms (${runs} runs)`);
     }
     if (io.tty) io.status('');
-    if (warned.size > 0) io.err(`microbatch bench: symbolic dims ${[...warned].join(', ')} were set to 1; pass --dim NAME=SIZE for realistic inputs`);
 
     const base = timings[0] as BatchTiming;
     const rows = timings.map((t) => {

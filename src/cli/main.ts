@@ -3,6 +3,7 @@
  * dynamic batching, `microbatch bench <model.onnx>` profiles it per batch size.
  * @packageDocumentation
  */
+import { packageVersion } from '../http/package-version';
 import { UsageError } from './args';
 import { bench, BENCH_HELP } from './bench';
 import { processIo, type Io } from './io';
@@ -20,11 +21,6 @@ Options:
   -v, --version        print the version
 `;
 
-function version(): string {
-  // Two levels up from both src/cli and dist/cli.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- read at run time, not bundled
-  return (require('../../package.json') as { version: string }).version;
-}
 
 /**
  * Runs the CLI with `argv` (without `node` and the script) and resolves with the exit code: 0 on
@@ -52,7 +48,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
         return command === undefined ? 2 : 0;
       case '-v':
       case '--version':
-        io.out(`${version()}\n`);
+        io.out(`${packageVersion()}\n`);
         return 0;
       default:
         throw new UsageError(`microbatch: unknown command ${JSON.stringify(command)}; the commands are serve and bench`);

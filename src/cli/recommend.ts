@@ -22,12 +22,22 @@ export interface Recommendation {
 const GOOD_ENOUGH = 1.1;
 
 /**
+ * How much cheaper per item than batch 1 the chosen batch must be for a wait to pay. A host
+ * already batches greedily: requests that arrive while a batch runs form the next one, with no
+ * wait at all. A wait only adds the items that would arrive during it, so it is worth its latency
+ * when batching at least halves the cost per item; below that (a 1.12x gain, say) it costs every
+ * request latency for little throughput.
+ */
+const WAIT_PAYS = 2;
+
+/**
  * Recommends settings from measured latencies:
  *
  * - `maxBatchSize`: the smallest batch size whose cost per item is within 10 % of the best
  *   measured. Larger batches would add latency for no meaningful throughput.
- * - `maxDelayMs`: `0` when batching does not lower the cost per item by at least 10 % (a wait
- *   would then only add latency); otherwise half the run time of a batch of that size, rounded to
+ * - `maxDelayMs`: `0` unless the chosen batch is at least 2× cheaper per item than batch 1 (the
+ *   rule: a greedy host already batches what arrives while the model runs, so a wait pays only
+ *   when batching halves the cost); then half the run time of a batch of that size, rounded to
  *   0.01 ms: long enough for a batch to fill at moderate load, and never adding more latency than
  *   the run itself costs.
  *
@@ -47,8 +57,11 @@ export function recommend(timings: readonly BatchTiming[]): Recommendation {
   const why = [
     `batch ${chosen.batchSize} costs ${perItem(chosen).toFixed(4)} ms per item, within 10% of the best measured (${best.toFixed(4)} ms)`,
   ];
-  if (chosen.batchSize === 1 || gain < GOOD_ENOUGH) {
-    why.push(`batching lowers the cost per item by ${((1 - 1 / gain) * 100).toFixed(0)}% only, so waiting for fuller batches would just add latency: maxDelayMs 0`);
+  if (chosen.batchSize === 1 || gain < WAIT_PAYS) {
+    why.push(
+      `batching is ${gain.toFixed(2)}x cheaper per item than batch 1, under the ${WAIT_PAYS}x a wait needs to pay ` +
+        `(the host already batches what arrives while the model runs), so waiting for fuller batches would just add latency: maxDelayMs 0`,
+    );
     return { maxBatchSize: chosen.batchSize, maxDelayMs: 0, why };
   }
   const delay = Math.max(0.01, Math.round((chosen.medianMs / 2) * 100) / 100);

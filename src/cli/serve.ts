@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import type { HostObserver } from '../core/observer';
 import { availableParallelism } from 'node:os';
+import { LOG_LEVELS, type LogLevel, type LogOptions } from '../http/logger';
 import type { MetricsSource } from '../http/options';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
+import { defaultThreads } from './threads';
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
 
@@ -12,8 +14,9 @@ import type { ServingHost } from '../onnx/serving-host';
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
 
 Serves an ONNX model over HTTP with dynamic batching: concurrent requests are merged into one
-model call. KServe v2 / Triton JSON and binary tensors on POST /v1/models/NAME/infer (and /v2/...);
-GET /v1/models/NAME, /healthz, /readyz, /metrics. SIGTERM or SIGINT drains and exits 0.
+model call. Open Inference Protocol (KServe v2 / Triton) JSON and binary tensors on
+POST /v2/models/NAME/infer; GET /v2/models/NAME, /v2, /v2/health/live, /v2/health/ready, /metrics.
+SIGTERM or SIGINT drains and exits 0.
 
 Options:
   --port N              port to listen on; 0 picks a free one            (default 8080)
@@ -25,12 +28,15 @@ Options:
   --timeout-ms MS       default per-request time limit (504 past it)     (default 30000)
   --max-body-bytes N    largest request body (413 past it)               (default 16777216)
   --workers N           worker threads running the model; 0: inline     (default 1)
-  --threads N           onnxruntime threads per worker                   (default: cores / workers)
+  --threads N           onnxruntime threads per worker         (default: (cores - 1) / workers, >= 1)
+  --log-level LEVEL     debug, info, warn, error or silent; refusals are
+                        summarised per 5 s, not logged one by one        (default info)
+  --log-format FORMAT   text, or json (one object per line)              (default text)
   -h, --help            show this help
 
 Example:
   microbatch serve model.onnx --port 8080 --max-batch-size 32
-  curl -s localhost:8080/v1/models/model
+  curl -s localhost:8080/v2/models/model
 `;
 
 const OPTIONS: Options = {
@@ -44,6 +50,8 @@ const OPTIONS: Options = {
   'max-body-bytes': { type: 'string' },
   workers: { type: 'string' },
   threads: { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -54,15 +62,27 @@ const OPTIONS: Options = {
 function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: MetricsSource; watch(host: ServingHost): void } | undefined {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional: only when prom-client is there
-    const { Registry } = require('prom-client') as typeof PromClient;
+    const { Registry, collectDefaultMetrics } = require('prom-client') as typeof PromClient;
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- it imports prom-client itself
     const { prometheusMetrics } = require('../observe/prometheus') as typeof PromAdapter;
     const registry = new Registry();
     const prom = prometheusMetrics({ registry, maxBatchSize });
+    // The process's own CPU, memory and event-loop lag beside the model's: an overloaded server
+    // shows in both.
+    collectDefaultMetrics({ register: registry });
     return { observer: prom.observer, registry, watch: (host) => prom.watch(host) };
   } catch {
     return undefined;
   }
+}
+
+/** `--log-level` and `--log-format` as the server's `log` option, or a {@link UsageError}. */
+function logOptions(cmd: string, values: Record<string, unknown>, io: Io): LogOptions {
+  const level = values['log-level'] ?? 'info';
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`${cmd}: --log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  const format = values['log-format'] ?? 'text';
+  if (format !== 'text' && format !== 'json') throw new UsageError(`${cmd}: --log-format must be text or json, got ${JSON.stringify(format)}`);
+  return { level: level as LogLevel, format, write: (line) => io.err(line) };
 }
 
 /** Runs `microbatch serve`; resolves once listening (the process then lives until a signal). @internal */
@@ -81,11 +101,12 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? 30_000;
   const maxBodyBytes = numberFlag(cmd, values, 'max-body-bytes', { min: 1, integer: true });
   const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? 1;
-  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
+  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true }) ?? defaultThreads(availableParallelism(), workers);
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
+  const log = logOptions(cmd, values, io);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
   const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('../onnx/serving-host'), import('../http/server'), import('../http/shutdown')]);
@@ -95,7 +116,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     maxDelayMs,
     maxQueueSize,
     workers,
-    ...(threads !== undefined ? { threads } : {}),
+    threads,
     ...(name !== undefined ? { name } : {}),
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
   });
@@ -107,17 +128,16 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     models: { [model.name]: model },
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
-    log: (line) => io.err(line),
+    log,
   });
   const address = await server.listen(port, host);
   handleShutdownSignals(server, { log: (line) => io.err(line) });
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const threadsUsed = threads ?? Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
-      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threadsUsed} thread${threadsUsed > 1 ? 's' : ''}, ` +
-      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? ', no /metrics (prom-client is not installed)' : ''}`,
+      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}, ` +
+      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
-  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v1/models/${encodeURIComponent(model.name)}/infer)\n`);
+  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;
 }

@@ -5,6 +5,7 @@ import { kserveDatatype } from './datatypes';
 import type { DecodedRequest } from './decode-request';
 import { HttpError } from './http-error';
 import { jsonData } from './json-data';
+import { SERVED_VERSION } from './metadata';
 
 /** An HTTP answer body with its headers. @internal */
 export interface EncodedResponse {
@@ -16,7 +17,7 @@ export interface EncodedResponse {
 export const HEADER_LENGTH = 'inference-header-content-length';
 
 /**
- * Builds the KServe v2 answer `{ model_name, id?, outputs: [{ name, datatype, shape, data }] }`
+ * Builds the protocol's answer `{ model_name, model_version, id?, outputs: [{ name, datatype, shape, data }] }`
  * from one request's outputs. Outputs asked for as binary carry `parameters.binary_data_size`
  * instead of `data`, and their bytes follow the JSON header (whose length is sent in the
  * `Inference-Header-Content-Length` header).
@@ -41,7 +42,7 @@ export function encodeResponse(modelName: string, request: DecodedRequest, resul
     }
   }
   const id = request.id === undefined ? '' : `"id":${JSON.stringify(request.id)},`;
-  const json = Buffer.from(`{"model_name":${JSON.stringify(modelName)},${id}"outputs":[${parts.join(',')}]}`, 'utf8');
+  const json = Buffer.from(`{"model_name":${JSON.stringify(modelName)},"model_version":"${SERVED_VERSION}",${id}"outputs":[${parts.join(',')}]}`, 'utf8');
   if (blobs.length === 0) return { headers: { 'Content-Type': 'application/json' }, body: json };
   return {
     headers: { 'Content-Type': 'application/octet-stream', [HEADER_LENGTH]: String(json.length) },

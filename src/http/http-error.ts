@@ -5,7 +5,8 @@ import { TensorInputError } from '../batchers/tensor-input-error';
 /**
  * An error with the HTTP answer it deserves: status, a stable machine-readable `code`, a message
  * that names the problem, and extra headers (`Retry-After`, `Allow`). The server answers every
- * failure with `{ "error": { "code", "message" } }`.
+ * failure with the Open Inference Protocol's error object, `{ "error": "<message>" }`, with the
+ * code beside it: `{ "error": "<message>", "code": "<code>" }`.
  *
  * @example
  * ```ts

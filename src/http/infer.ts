@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { acceptedCoding, compress, decodeBody } from './compression';
 import { decodeRequest } from './decode-request';
 import { encodeResponse, HEADER_LENGTH } from './encode-response';
 import { badRequest, toHttpError } from './http-error';
@@ -56,14 +57,14 @@ function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limit
 }
 
 /**
- * `POST /v1/models/:name/infer`: reads and checks the request, queues it on the host (so it is
+ * `POST /v2/models/{name}[/versions/{v}]/infer`: reads and checks the request, queues it on the host (so it is
  * batched with concurrent ones), and answers the outputs. A client that disconnects aborts its
  * request, which leaves the queue if it has not started.
  * @internal
  */
 export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx: InferContext): Promise<void> {
   const parts = bodyParts(req);
-  const body = await readBody(req, ctx.limits.maxBodyBytes);
+  const body = await decodeBody(req.headers['content-encoding'], await readBody(req, ctx.limits.maxBodyBytes), ctx.limits.maxBodyBytes);
   const headerLength = parts === 'json' ? body.length : parts;
   if (headerLength > body.length) {
     throw badRequest('invalid_header', `Inference-Header-Content-Length is ${headerLength}, but the body has only ${body.length} bytes`);
@@ -85,7 +86,10 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
   try {
     const results = await ctx.host.inference(request.feeds, { timeoutMs, signal: abort.signal });
     const out = encodeResponse(ctx.modelName, request, results, ctx.int64As);
-    send(res, 200, out.headers, out.body);
+    const coding = acceptedCoding(req.headers['accept-encoding']);
+    // Inference-Header-Content-Length keeps counting uncompressed bytes, as Triton's clients expect.
+    if (coding === undefined) send(res, 200, out.headers, out.body);
+    else send(res, 200, { ...out.headers, 'Content-Encoding': coding, Vary: 'Accept-Encoding' }, await compress(out.body, coding));
   } catch (e) {
     throw toHttpError(e, ctx.limits.retryAfterSeconds);
   } finally {

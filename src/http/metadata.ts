@@ -1,28 +1,55 @@
 import { kserveDatatype } from './datatypes';
+import { HttpError } from './http-error';
+import { packageVersion } from './package-version';
 import type { ServableModel, ServedTensor } from './options';
+
+/** The one version each served model has, which the `versions/{v}` paths accept. */
+export const SERVED_VERSION = '1';
+
+/** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
+export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
 
 /** One tensor in a metadata answer. */
 export interface TensorMetadata {
   /** The input or output name. */
   readonly name: string;
-  /** The KServe datatype (`'FP32'`...), or the raw type when the protocol has no name for it. */
+  /** The protocol's datatype (`'FP32'`...), or the raw type when the protocol has no name for it. */
   readonly datatype: string;
-  /** Declared shape; `-1` marks a dynamic axis (KServe's convention). */
+  /** Declared shape; `-1` marks a dynamic axis (the protocol's convention). */
   readonly shape: readonly number[];
-  /** The declared dims with the symbolic names kept (`['N', 4]`). */
+  /** The declared dims with the symbolic names kept (`['N', 4]`); a microbatch addition. */
   readonly dims: ReadonlyArray<number | string>;
-  /** The axis requests are batched along, or `'shared'`. */
+  /** The axis requests are batched along, or `'shared'`; a microbatch addition. */
   readonly batch_axis: number | 'shared';
 }
 
-/** The answer of `GET /v1/models/:name` (KServe v2 model metadata, with microbatch's additions). */
+/**
+ * The answer of `GET /v2/models/{name}`: the Open Inference Protocol's model metadata, with
+ * microbatch's additions (`max_batch_size`, and `dims`/`batch_axis` per tensor).
+ */
 export interface ModelMetadata {
   readonly name: string;
+  /** The versions the `versions/{v}` paths accept: `["1"]`. */
+  readonly versions: readonly string[];
+  /** `<framework>_<format>`, e.g. `'onnxruntime_onnx'`. */
   readonly platform: string;
   readonly max_batch_size: number | null;
   readonly inputs: readonly TensorMetadata[];
   readonly outputs: readonly TensorMetadata[];
 }
+
+/** The answer of `GET /v2`: the protocol's server metadata. */
+export interface ServerMetadata {
+  /** `'microbatch'`. */
+  readonly name: string;
+  /** The package version. */
+  readonly version: string;
+  /** The protocol extensions this server supports. */
+  readonly extensions: readonly string[];
+}
+
+/** The platform of a model that names none: hosts from `microbatch/onnx` run ONNX on onnxruntime. */
+export const DEFAULT_PLATFORM = 'onnxruntime_onnx';
 
 function tensor(t: ServedTensor): TensorMetadata {
   return {
@@ -38,9 +65,21 @@ function tensor(t: ServedTensor): TensorMetadata {
 export function modelMetadata(name: string, host: ServableModel): ModelMetadata {
   return {
     name,
-    platform: 'microbatch',
+    versions: [SERVED_VERSION],
+    platform: host.model.platform ?? DEFAULT_PLATFORM,
     max_batch_size: host.options?.maxBatchSize ?? null,
     inputs: host.model.inputs.map(tensor),
     outputs: host.model.outputs.map(tensor),
   };
+}
+
+/** Builds the server metadata answer. @internal */
+export function serverMetadata(): ServerMetadata {
+  return { name: 'microbatch', version: packageVersion(), extensions: SERVER_EXTENSIONS };
+}
+
+/** Throws the 404 for a `versions/{v}` path naming a version other than the served one. @internal */
+export function checkVersion(model: string, version: string | undefined): void {
+  if (version === undefined || version === SERVED_VERSION) return;
+  throw new HttpError(404, 'model_version_not_found', `model ${JSON.stringify(model)} has no version ${JSON.stringify(version)}; its version is "${SERVED_VERSION}"`);
 }

@@ -15,7 +15,7 @@ function isServable(value: unknown): value is ServableModel {
 
 /**
  * The models by name, each loading, ready or failed. A model given as a promise is awaited in the
- * background; a load failure is kept (and reported by `/readyz` and the model's routes), never
+ * background; a load failure is kept (and reported by `/v2/health/ready` and the model's routes), never
  * thrown, so one bad model cannot take the server down.
  * @internal
  */

@@ -1,5 +1,6 @@
 import type { RequestOptions } from '../core/options';
 import type { TensorLike } from '../tensor/tensor-like';
+import type { LogOption } from './logger';
 
 /** One input or output of a served model, as `describeModel` (from `microbatch/onnx`) reports it. */
 export interface ServedTensor {
@@ -26,10 +27,27 @@ export interface ServedTensor {
  * ```
  */
 export interface ServableModel {
-  /** The model's inputs and outputs. */
-  readonly model: { readonly inputs: readonly ServedTensor[]; readonly outputs: readonly ServedTensor[] };
-  /** The host's limits; `maxBatchSize` bounds the batch dimension of one request. */
-  readonly options?: { readonly maxBatchSize: number };
+  /**
+   * The model's inputs and outputs, and its platform in the protocol's `<framework>_<format>`
+   * convention (`GET /v2/models/{name}` reports it).
+   */
+  readonly model: {
+    readonly inputs: readonly ServedTensor[];
+    readonly outputs: readonly ServedTensor[];
+    /** @default 'onnxruntime_onnx' */
+    readonly platform?: string;
+  };
+  /**
+   * The host's settings: `maxBatchSize` bounds the batch dimension of one request; all are
+   * reported by `GET /v2/models/{name}/config`.
+   */
+  readonly options?: { readonly maxBatchSize: number; readonly maxDelayMs?: number; readonly maxQueueSize?: number };
+  /**
+   * The host's name, which its batch and request events carry: `GET /v2/models/{name}/stats`
+   * reports the events of the host with this name (a `ModelHost` has one).
+   * @default undefined (no statistics)
+   */
+  readonly name?: string;
   /** Runs one request (batched with concurrent ones). */
   inference(feeds: Record<string, TensorLike>, options?: RequestOptions): Promise<Record<string, TensorLike>>;
   /** Stops the host; the server calls it on `close()` (draining when asked). */
@@ -116,8 +134,8 @@ export const DEFAULT_LIMITS: Readonly<Required<ServerLimits>> = {
 /** Options of {@link createInferenceServer}. */
 export interface InferenceServerOptions {
   /**
-   * The models to serve, by the name used in URLs (`/v1/models/:name/infer`). A promise is
-   * allowed: the server can listen (`/healthz` answers) while a model loads, and `/readyz` turns
+   * The models to serve, by the name used in URLs (`/v2/models/{name}/infer`). A promise is
+   * allowed: the server can listen (`/v2/health/live` answers) while a model loads, and `/v2/health/ready` turns
    * ready once every model is loaded.
    * @example `{ models: { classifier: await createOnnxHost('cls.onnx', { maxBatchSize: 32 }) } }`
    */
@@ -145,12 +163,13 @@ export interface InferenceServerOptions {
    */
   stopModelsOnClose?: boolean;
   /**
-   * Receives one line per notable event (model load failure, 5xx answers). Nothing is logged
-   * without it.
+   * Logging: levels, text or JSON lines, and repeated refusals summarised (`503 queue_full ×812 in
+   * the last 5 s`) instead of one line each; see {@link LogOptions}. A function receives every
+   * line as text at level `'info'`. Nothing is logged without it.
    * @default undefined
-   * @example `log: (line) => console.error(line)`
+   * @example `log: { level: 'warn', format: 'json' }` or `log: (line) => console.error(line)`
    */
-  log?: (line: string) => void;
+  log?: LogOption;
 }
 
 /** Options of `close()`. */

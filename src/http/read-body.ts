@@ -6,6 +6,19 @@ function tooLarge(maxBytes: number, what: string): HttpError {
 }
 
 /**
+ * The body a middleware mounted earlier already read: raw bytes (`express.raw()`) are used as
+ * they are; a parsed value is refused, since re-encoding it would lose what JSON.parse lost
+ * (64-bit integers past 2^53) and the binary extension's bytes.
+ */
+function consumedBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const body: unknown = (req as IncomingMessage & { body?: unknown }).body;
+  if (Buffer.isBuffer(body)) return body.length > maxBytes ? Promise.reject(tooLarge(maxBytes, 'exceeds')) : Promise.resolve(body);
+  return Promise.reject(
+    new HttpError(500, 'body_consumed', 'the request body was already read by a body parser mounted before microbatch (express.json(), say); mount microbatch before body parsers'),
+  );
+}
+
+/**
  * Reads a request body into one Buffer, refusing anything over `maxBytes` with a 413: at once when
  * `Content-Length` announces too much (nothing is read), else as soon as the bytes received pass
  * the limit (reading stops there). The caller closes the connection after a 413, since the rest
@@ -13,6 +26,7 @@ function tooLarge(maxBytes: number, what: string): HttpError {
  * @internal
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  if (req.readableEnded) return consumedBody(req, maxBytes);
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes, `(Content-Length ${declared}) exceeds`));
   return new Promise((resolve, reject) => {

@@ -15,7 +15,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
 }
 
 /**
- * Sends `{ "error": { "code", "message" } }` with the error's status and headers. When the body
+ * Sends `{ "error": "<message>", "code": "<code>" }` with the error's status and headers: `error`
+ * is the protocol's descriptive string, `code` microbatch's stable identifier beside it. When the body
  * was not read to its end (a 413, or a refusal before reading), the connection is closed after
  * the answer instead of reading and discarding the rest: the client may be sending a lot.
  * @internal
@@ -24,6 +25,6 @@ export function sendError(req: IncomingMessage, res: ServerResponse, error: Http
   const headers: Record<string, string> = { ...error.headers, ...extraHeaders };
   const unread = !req.complete || error.status === 413;
   if (unread) headers.Connection = 'close';
-  sendJson(res, error.status, { error: { code: error.code, message: error.message } }, headers);
+  sendJson(res, error.status, { error: error.message, code: error.code }, headers);
   if (unread) res.once('finish', () => req.socket.destroySoon());
 }

@@ -2,9 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
-import { modelMetadata } from './metadata';
+import { checkVersion, modelMetadata, SERVED_VERSION, serverMetadata } from './metadata';
+import { ServerLogger } from './logger';
+import { modelConfig } from './model-config';
+import { StatsCollector } from './model-stats';
 import { ModelRegistry } from './model-registry';
-import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServerLimits } from './options';
+import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
 
@@ -17,7 +20,7 @@ export interface InferenceServer {
    * app at the root (`app.use(inference.handle)`).
    */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
-  /** True once every model is loaded and the server is not closing (what `/readyz` reports). */
+  /** True once every model is loaded and the server is not closing (what `/v2/health/ready` reports). */
   readonly ready: boolean;
   /**
    * Starts listening and resolves with the bound address (port 0 picks a free port).
@@ -53,22 +56,27 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  * An HTTP inference server on `node:http` (no framework) for one or more batching hosts. Every
  * request is one `host.inference()` call, so concurrent HTTP clients are batched together.
  *
- * Routes (`:name` is a key of `models`; the `/v2/...` KServe paths are aliases):
+ * Routes: the Open Inference Protocol's REST paths (`{name}` is a key of `models`; each model has
+ * version `"1"`, so `/v2/models/{name}/versions/1/...` is the same route and another version is 404):
  *
  * | route | answer |
  * | --- | --- |
- * | `POST /v1/models/:name/infer` | KServe v2 JSON or binary tensors in, outputs out |
- * | `GET /v1/models/:name` | the model's inputs and outputs (datatypes, shapes, batch axes) |
- * | `GET /v1/models` | the served models and their state |
- * | `GET /healthz` | 200 while the process serves |
- * | `GET /readyz` | 200 once every model is loaded and the server is not closing, else 503 |
+ * | `POST /v2/models/{name}[/versions/1]/infer` | JSON or binary tensors in, outputs out |
+ * | `GET /v2/models/{name}[/versions/1]` | the model's metadata: inputs, outputs, platform |
+ * | `GET /v2/models/{name}[/versions/1]/ready` | 200 `{ name, ready: true }`, else 503 |
+ * | `GET /v2` | server metadata `{ name, version, extensions }` |
+ * | `GET /v2/health/live` | 200 `{ live: true }` while the process serves |
+ * | `GET /v2/health/ready` | 200 once every model is loaded and the server is not closing, else 503 |
+ * | `GET /v2/models/{name}[/versions/1]/config` | Triton's model configuration (an extension) |
+ * | `GET /v2/models/{name}[/versions/1]/stats` | Triton's statistics: counts, queue and compute time, per batch size (an extension) |
+ * | `GET /v2/models` | the served models and their state (an extension) |
  * | `GET /metrics` | Prometheus text from `metrics`, or 404 without it |
  *
- * Failures answer `{ "error": { "code", "message" } }`: 400 for bad input (named), 404 for an
- * unknown route or model, 405 with `Allow`, 413 past `maxBodyBytes`, 503 + `Retry-After` when the
- * queue is full (the host's `maxQueueSize`, or `limits.maxConcurrentRequests`) or a request is
- * shed, 504 past its time limit, 500 when the model throws. The server never crashes on what a
- * client sends.
+ * Failures answer the protocol's `{ "error": "<message>" }` with a stable `code` beside it: 400
+ * for bad input (named), 404 for an unknown route, model or version, 405 with `Allow`, 413 past
+ * `maxBodyBytes`, 503 + `Retry-After` when the queue is full (the host's `maxQueueSize`, or
+ * `limits.maxConcurrentRequests`) or a request is shed, 504 past its time limit, 500 when the
+ * model throws. The server never crashes on what a client sends.
  *
  * @example
  * ```ts
@@ -84,8 +92,9 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
 export function createInferenceServer(options: InferenceServerOptions): InferenceServer {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
   const limits = resolveLimits(options.limits);
-  const log = options.log;
-  const models = new ModelRegistry(options.models, log);
+  const logger = new ServerLogger(options.log);
+  const stats = new StatsCollector();
+  const models = new ModelRegistry(options.models, (line) => logger.line('error', line));
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -100,17 +109,27 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   let idleWaiters: Array<() => void> = [];
   const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
 
+  /** The ready host for a model route, or the 404 for an unknown model or another version. */
+  function modelFor(name: string, version: string | undefined): ServableModel {
+    const host = models.get(name, limits.retryAfterSeconds);
+    checkVersion(name, version);
+    return host;
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
-    if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see /v1/models, /healthz, /readyz, /metrics`);
+    if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
     const name: RouteName = found.route;
     switch (name) {
-      case 'healthz':
-        return sendJson(res, 200, { status: 'ok' });
-      case 'readyz': {
-        const body = { ready: !closing && models.allReady(), closing, models: models.states() };
-        return sendJson(res, body.ready ? 200 : 503, body, body.ready ? {} : retry);
+      case 'server-metadata':
+        return sendJson(res, 200, serverMetadata());
+      case 'live':
+        return sendJson(res, 200, { live: true });
+      case 'ready': {
+        const ready = !closing && models.allReady();
+        const body = { live: true, ready, closing, models: models.states() };
+        return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
         if (metrics === undefined) throw new HttpError(404, 'not_found', 'this server has no metrics source (pass `metrics` to createInferenceServer)');
@@ -118,18 +137,25 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: Object.entries(models.states()).map(([n, state]) => ({ name: n, state })) });
+        return sendJson(res, 200, { models: Object.entries(models.states()).map(([n, state]) => ({ name: n, versions: [SERVED_VERSION], state })) });
       case 'model':
-        return sendJson(res, 200, modelMetadata(found.model, models.get(found.model, limits.retryAfterSeconds)));
+        return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
       case 'model-ready': {
         const state = models.states()[found.model];
         if (state === undefined) models.get(found.model, limits.retryAfterSeconds); // throws the 404
+        checkVersion(found.model, found.version);
         const ready = state === 'ready' && !closing;
         return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
       }
+      case 'config':
+        return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
+      case 'stats': {
+        const host = modelFor(found.model, found.version);
+        return sendJson(res, 200, { model_stats: [stats.stats(found.model, SERVED_VERSION, host.name)] });
+      }
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
-        const host = models.get(found.model, limits.retryAfterSeconds);
+        const host = modelFor(found.model, found.version);
         // Refused before the body is read, so that a flood costs neither memory nor parsing.
         if (inferring >= limits.maxConcurrentRequests) {
           throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
@@ -157,7 +183,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     if (closing) res.setHeader('Connection', 'close');
     route(req, res).catch((e: unknown) => {
       const error = toHttpError(e, limits.retryAfterSeconds);
-      if (error.status >= 500) log?.(`microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`);
+      logger.answer(error.status, error.code, `microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`, { method: req.method ?? '', path: req.url ?? '' });
       try {
         sendError(req, res, error);
       } catch {
@@ -169,7 +195,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   const server = createServer(handle);
   // An 'error' event with no listener would end the process (EMFILE on accept, for one): log it.
   server.on('error', (e) => {
-    if (server.listening) log?.(`microbatch http: server error: ${e.message}`); // listen() failures reject listen() instead
+    if (server.listening) logger.line('error', `microbatch http: server error: ${e.message}`); // listen() failures reject listen() instead
   });
   server.requestTimeout = limits.requestTimeoutMs;
   server.headersTimeout = Math.min(server.headersTimeout, limits.requestTimeoutMs);
@@ -195,11 +221,13 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     }
     if (options.stopModelsOnClose !== false) {
       // With drain: false, queued requests reject with HostStoppedError and are answered 503 now.
-      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => log?.(`microbatch http: stopping a model failed: ${String(e)}`))));
+      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => logger.line('error', `microbatch http: stopping a model failed: ${String(e)}`))));
     }
     await whenIdle(drain ? 1_000 : 100);
     server.closeAllConnections();
     await closed;
+    logger.close(); // the refusals counted so far are not lost with the process
+    stats.close();
   }
 
   return {

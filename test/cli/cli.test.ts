@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { linearModel, linearReference } from '../support/onnx-models';
+import { linearModel, linearReference, varLengthModel } from '../support/onnx-models';
 import { call } from '../http/helpers';
 
 // The `microbatch` command, spawned as a user would run it (`node bin/microbatch.js ...`), from the
@@ -17,6 +17,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'mb-cli-'));
   modelPath = join(dir, 'linear.onnx');
   writeFileSync(modelPath, linearModel(4, 3));
+  writeFileSync(join(dir, 'var-length.onnx'), varLengthModel());
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -41,8 +42,8 @@ function runCli(args: readonly string[]): Promise<{ code: number | null; stdout:
   });
 }
 
-test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SIGTERM after draining', async () => {
-  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1']);
+test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, and exits 0 on SIGTERM after draining', async () => {
+  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1', '--log-level', 'debug', '--log-format', 'json']);
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -57,15 +58,22 @@ test('serve: answers an inference over HTTP, exposes /metrics, and exits 0 on SI
       });
       void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
     });
-    expect(stdout).toContain('(POST /v1/models/lin/infer)');
+    expect(stdout).toContain('(POST /v2/models/lin/infer)');
     const row = [0.5, -1, 2, 3];
-    const r = await call(port, 'POST', '/v1/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
+    const r = await call(port, 'POST', '/v2/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
     expect(r.status).toBe(200);
     const y: number[] = r.json().outputs[0].data;
     linearReference(row).forEach((v, j) => expect(y[j]).toBeCloseTo(v, 5));
-    expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+    expect((await call(port, 'GET', '/v2/health/ready')).status).toBe(200);
     const metrics = await call(port, 'GET', '/metrics');
     expect(metrics.text).toMatch(/^microbatch_requests_total\{host="lin",outcome="ok"\} 1$/m);
+    // The process's default metrics ride along with the model's.
+    expect(metrics.text).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(metrics.text).toMatch(/^process_resident_memory_bytes /m);
+    expect(metrics.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect((await call(port, 'GET', '/v2/nope')).status).toBe(404);
+    const logged = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'debug', status: 404, code: 'not_found', method: 'GET', path: '/v2/nope' }));
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -88,8 +96,20 @@ test('bench: prints a table per batch size and a recommendation', async () => {
   expect(stderr.match(/^ {2}batch +\d+ +\[\d\/4\]/gm)).toHaveLength(4);
 });
 
+test('bench: refuses to guess symbolic dims, and measures with --dim', async () => {
+  const varLength = join(dir, 'var-length.onnx');
+  const [refused, measured] = await Promise.all([
+    runCli(['bench', varLength, '--seconds', '0.2', '--max-batch-size', '2', '--threads', '1']),
+    runCli(['bench', varLength, '--seconds', '0.2', '--max-batch-size', '2', '--threads', '1', '--dim', 'L=16']),
+  ]);
+  expect(refused).toMatchObject({ code: 2, stdout: '' });
+  expect(refused.stderr).toContain("microbatch bench: the model's inputs have symbolic dims L that bench cannot guess (X [N, L]); give each a realistic size: --dim L=SIZE");
+  expect(measured.code).toBe(0);
+  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], maxDelayMs /m);
+});
+
 test('--help, --version, and usage errors (exit 2, with a message)', async () => {
-  const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile] = await Promise.all([
+  const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile, badLevel, badFormat] = await Promise.all([
     runCli(['--help']),
     runCli(['serve', '--help']),
     runCli(['bench', '-h']),
@@ -99,6 +119,8 @@ test('--help, --version, and usage errors (exit 2, with a message)', async () =>
     runCli(['bench']),
     runCli(['deploy', modelPath]),
     runCli(['serve', join(dir, 'nope.onnx')]),
+    runCli(['serve', modelPath, '--log-level', 'loud']),
+    runCli(['serve', modelPath, '--log-format', 'xml']),
   ]);
   expect(main).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch <command>.*serve <model\.onnx>.*bench <model\.onnx>/s) });
   expect(serveHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: microbatch serve <model\.onnx>.*--max-batch-size N.*--workers N/s) });
@@ -109,4 +131,6 @@ test('--help, --version, and usage errors (exit 2, with a message)', async () =>
   expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch bench: missing model path') });
   expect(unknownCommand).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "deploy"') });
   expect(noFile).toMatchObject({ code: 2, stderr: expect.stringContaining('no such model file') });
+  expect(badLevel).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-level must be one of debug, info, warn, error, silent, got "loud"') });
+  expect(badFormat).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-format must be text or json, got "xml"') });
 });

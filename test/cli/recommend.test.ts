@@ -1,4 +1,5 @@
 import { recommend } from '../../src/cli/recommend';
+import { defaultThreads } from '../../src/cli/threads';
 
 // The bench recommendation: the smallest batch within 10% of the best cost per item, and a wait
 // only when batching pays.
@@ -18,6 +19,17 @@ test('no gain from batching: maxDelayMs 0, said in words', () => {
   const r = recommend([t(1, 1), t(2, 2), t(4, 4.1), t(8, 8.4)]);
   expect(r).toMatchObject({ maxBatchSize: 1, maxDelayMs: 0 });
   expect(r.why.join(' ')).toMatch(/would just add latency/);
+});
+
+test('a small gain (1.12x, under the 2x rule) recommends no wait, and says why', () => {
+  // per item: 1, 0.893 → batch 2 is the best, 1.12x cheaper than batch 1 (the OCR classifier case).
+  const r = recommend([t(1, 1), t(2, 1.786)]);
+  expect(r).toMatchObject({ maxBatchSize: 2, maxDelayMs: 0 });
+  expect(r.why[1]).toBe('batching is 1.12x cheaper per item than batch 1, under the 2x a wait needs to pay (the host already batches what arrives while the model runs), so waiting for fuller batches would just add latency: maxDelayMs 0');
+});
+
+test('serve leaves the event loop a core: workers × threads ≤ cores − 1, at least one thread', () => {
+  expect([defaultThreads(2, 1), defaultThreads(16, 1), defaultThreads(16, 4), defaultThreads(8, 0), defaultThreads(1, 1), defaultThreads(4, 8)]).toEqual([1, 15, 3, 7, 1, 1]);
 });
 
 test('no timings is an error', () => {

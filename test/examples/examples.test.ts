@@ -35,6 +35,8 @@ const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
   ],
   'redis-scale-out.ts': [/^64 requests answered in \d+ ms; the first: REQUEST 0 \(by replica-[ab], batch of \d+\)$/m, /^front end: sent 64, answered 64, duplicates dropped 0$/m],
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
+  'http-express.ts': [/^3 concurrent requests → \[\[2,-2\],\[4,-4\],\[6,-6\]\]$/m, /^GET \/ → the rest of my app$/m],
+  'http-fastify.ts': [/^model adder \(1 input\): \[1,2,3,4\] → \[2,3,4,5\]$/m, /^GET \/ → the rest of my app$/m],
   'proxy-subclass.ts': [
     /^100 requests served by 4 model calls \(batch sizes 32, 32, 32, 4\)$/m,
     /^request 41 "" → TypeError: cannot score an empty text$/m,

@@ -59,12 +59,15 @@ test('JSON data: 64-bit integers exact both ways, ranges checked, non-finite flo
 });
 
 test('routes: names decoded, query and trailing slash ignored, 405 lists the allowed methods', () => {
-  expect(matchRoute('POST', '/v1/models/my%20model/infer?x=1')).toEqual({ kind: 'route', route: 'infer', model: 'my model', path: '/v1/models/my%20model/infer' });
+  expect(matchRoute('POST', '/v2/models/my%20model/infer?x=1')).toEqual({ kind: 'route', route: 'infer', model: 'my model', version: undefined, path: '/v2/models/my%20model/infer' });
   expect(matchRoute('GET', '/v2/models/m/')).toMatchObject({ kind: 'route', route: 'model', model: 'm' });
-  expect(matchRoute('HEAD', '/v2/health/live')).toMatchObject({ kind: 'route', route: 'healthz' });
-  expect(matchRoute('PUT', '/readyz')).toEqual({ kind: 'bad-method', allow: 'GET, HEAD', path: '/readyz' });
-  expect(matchRoute('GET', '/v1/models/%E0%A4%A/infer')).toMatchObject({ kind: 'not-found' });
-  expect(matchRoute('GET', '/v1/models/a/b/c')).toMatchObject({ kind: 'not-found' });
+  expect(matchRoute('HEAD', '/v2/health/live')).toMatchObject({ kind: 'route', route: 'live' });
+  expect(matchRoute('PUT', '/v2/health/ready')).toEqual({ kind: 'bad-method', allow: 'GET, HEAD', path: '/v2/health/ready' });
+  expect(matchRoute('GET', '/v2/models/%E0%A4%A/infer')).toMatchObject({ kind: 'not-found' });
+  expect(matchRoute('GET', '/v2/models/a/b/c')).toMatchObject({ kind: 'not-found' });
+  expect(matchRoute('GET', '/v2/models/m/versions/1/ready')).toMatchObject({ kind: 'route', route: 'model-ready', model: 'm', version: '1' });
+  expect(matchRoute('GET', '/v2')).toMatchObject({ kind: 'route', route: 'server-metadata' });
+  expect(matchRoute('GET', '/v1/models/m')).toMatchObject({ kind: 'not-found' });
 });
 
 test('errors map to statuses, codes and Retry-After', () => {

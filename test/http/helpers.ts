@@ -120,3 +120,12 @@ export function gatedHost(
 export function gatedBody(a = 1, b = 2): unknown {
   return jsonInputs({ X: { shape: [1, 2], data: [a, b] } });
 }
+
+/** Polls `check` until it holds (5 s at most): for states a test cannot await directly. */
+export async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('waitFor: condition not met in 5 s');
+}

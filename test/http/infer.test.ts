@@ -47,7 +47,7 @@ test('48 concurrent clients get their own rows, equal to session.run, and share 
   const agent = new Agent({ keepAlive: true, maxSockets: 48 });
   try {
     batchRows.length = 0;
-    const replies = await Promise.all(rows.map((r) => call(port, 'POST', '/v1/models/linear/infer', { agent, body: jsonInputs({ X: { shape: [1, 4], data: [...r] } }) })));
+    const replies = await Promise.all(rows.map((r) => call(port, 'POST', '/v2/models/linear/infer', { agent, body: jsonInputs({ X: { shape: [1, 4], data: [...r] } }) })));
     const session = await InferenceSession.create(files.linear);
     try {
       for (const [i, reply] of replies.entries()) {
@@ -71,7 +71,7 @@ test('48 concurrent clients get their own rows, equal to session.run, and share 
 });
 
 test('a request may carry several rows, and nested data is flattened', async () => {
-  const reply = await call(port, 'POST', '/v1/models/linear/infer', { body: jsonInputs({ X: { shape: [2, 4], data: [[1, 2, 3, 4], [5, 6, 7, 8]] } }) });
+  const reply = await call(port, 'POST', '/v2/models/linear/infer', { body: jsonInputs({ X: { shape: [2, 4], data: [[1, 2, 3, 4], [5, 6, 7, 8]] } }) });
   expect(reply.status).toBe(200);
   const want = await direct(files.linear, { X: new Tensor('float32', Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]), [2, 4]) });
   expect(reply.json().outputs[0]).toEqual({ name: 'Y', datatype: 'FP32', shape: [2, 3], data: Array.from(want.Y!.data as Float32Array) });
@@ -89,12 +89,12 @@ test('several inputs with a shared scalar, outputs filtered by name, and the id 
   };
   const reply = await call(port, 'POST', '/v2/models/multi/infer', { body });
   expect(reply.status).toBe(200);
-  expect(reply.json()).toEqual({ model_name: 'multi', id: 'req-7', outputs: [{ name: 'P', datatype: 'FP32', shape: [1], data: [0.5 - 2 + 6] }] });
+  expect(reply.json()).toEqual({ model_name: 'multi', model_version: '1', id: 'req-7', outputs: [{ name: 'P', datatype: 'FP32', shape: [1], data: [0.5 - 2 + 6] }] });
 });
 
 test('INT64 in as numbers or strings, out as exact numbers (default) or strings (int64As)', async () => {
   const ids = [1, '2', 9, 0];
-  const reply = await call(port, 'POST', '/v1/models/int64/infer', { body: { inputs: [{ name: 'ids', shape: [1, 4], datatype: 'INT64', data: ids }] } });
+  const reply = await call(port, 'POST', '/v2/models/int64/infer', { body: { inputs: [{ name: 'ids', shape: [1, 4], datatype: 'INT64', data: ids }] } });
   expect(reply.status).toBe(200);
   const want = await direct(files.int64, { ids: new Tensor('int64', BigInt64Array.from([1n, 2n, 9n, 0n]), [1, 4]) });
   const outputs = Object.fromEntries(reply.json().outputs.map((o: { name: string }) => [o.name, o]));
@@ -104,7 +104,7 @@ test('INT64 in as numbers or strings, out as exact numbers (default) or strings 
   const asStrings = createInferenceServer({ models: { int64 }, int64As: 'string', stopModelsOnClose: false });
   const { port: p2 } = await asStrings.listen(0);
   try {
-    const r2 = await call(p2, 'POST', '/v1/models/int64/infer', { body: { inputs: [{ name: 'ids', shape: [1, 4], datatype: 'INT64', data: ids }], outputs: [{ name: 'doubled' }] } });
+    const r2 = await call(p2, 'POST', '/v2/models/int64/infer', { body: { inputs: [{ name: 'ids', shape: [1, 4], datatype: 'INT64', data: ids }], outputs: [{ name: 'doubled' }] } });
     expect(r2.json().outputs[0].data).toEqual(['2', '4', '18', '0']);
   } finally {
     await asStrings.close();
@@ -114,7 +114,7 @@ test('INT64 in as numbers or strings, out as exact numbers (default) or strings 
 test('binary tensors: raw float32 in, binary_data out, equal to session.run', async () => {
   const x = Float32Array.from([0.25, -1.5, 3, 7, 1, 2, 3, 4]);
   const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'X', shape: [2, 4], datatype: 'FP32', parameters: { binary_data_size: x.byteLength } }], outputs: [{ name: 'Y', parameters: { binary_data: true } }] }));
-  const reply = await call(port, 'POST', '/v1/models/linear/infer', {
+  const reply = await call(port, 'POST', '/v2/models/linear/infer', {
     body: Buffer.concat([header, Buffer.from(x.buffer)]),
     headers: { 'Content-Type': 'application/octet-stream', 'Inference-Header-Content-Length': header.length },
   });
@@ -133,7 +133,7 @@ test('binary tensors: raw float32 in, binary_data out, equal to session.run', as
 test('binary INT64 input with JSON output; binary_data_output asks for every output in binary', async () => {
   const ids = BigInt64Array.from([3n, 1n, 4n, 1n]);
   const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'ids', shape: [1, 4], datatype: 'INT64', parameters: { binary_data_size: 32 } }], parameters: { binary_data_output: true } }));
-  const reply = await call(port, 'POST', '/v1/models/int64/infer', { body: Buffer.concat([header, Buffer.from(ids.buffer)]), headers: { 'Inference-Header-Content-Length': header.length } });
+  const reply = await call(port, 'POST', '/v2/models/int64/infer', { body: Buffer.concat([header, Buffer.from(ids.buffer)]), headers: { 'Inference-Header-Content-Length': header.length } });
   expect(reply.status).toBe(200);
   const n = Number(reply.headers['inference-header-content-length']);
   const head = JSON.parse(reply.body.subarray(0, n).toString());
@@ -147,12 +147,13 @@ test('binary INT64 input with JSON output; binary_data_output asks for every out
   expect(Array.from(new BigInt64Array(new Uint8Array(out.doubled!).buffer))).toEqual([6n, 2n, 8n, 2n]);
 });
 
-test('GET /v1/models/:name describes inputs and outputs; /v1/models lists the models', async () => {
-  const meta = await call(port, 'GET', '/v1/models/multi');
+test('GET /v2/models/:name describes inputs and outputs; /v2/models lists the models', async () => {
+  const meta = await call(port, 'GET', '/v2/models/multi');
   expect(meta.status).toBe(200);
   expect(meta.json()).toEqual({
     name: 'multi',
-    platform: 'microbatch',
+    platform: 'onnxruntime_onnx',
+    versions: ['1'],
     max_batch_size: 8,
     inputs: [
       { name: 'A', datatype: 'FP32', shape: [-1, 3], dims: ['N', 3], batch_axis: 0 },
@@ -164,18 +165,18 @@ test('GET /v1/models/:name describes inputs and outputs; /v1/models lists the mo
       { name: 'P', datatype: 'FP32', shape: [-1], dims: ['N'], batch_axis: 0 },
     ],
   });
-  const list = await call(port, 'GET', '/v1/models');
-  expect(list.json()).toEqual({ models: [{ name: 'linear', state: 'ready' }, { name: 'multi', state: 'ready' }, { name: 'int64', state: 'ready' }] });
+  const list = await call(port, 'GET', '/v2/models');
+  expect(list.json()).toEqual({ models: [{ name: 'linear', versions: ['1'], state: 'ready' }, { name: 'multi', versions: ['1'], state: 'ready' }, { name: 'int64', versions: ['1'], state: 'ready' }] });
   expect((await call(port, 'GET', '/v2/models/linear/ready')).json()).toEqual({ name: 'linear', ready: true });
 });
 
-test('/healthz and /readyz answer 200 when every model is loaded', async () => {
-  const health = await call(port, 'GET', '/healthz');
+test('/v2/health/live and /v2/health/ready answer 200 when every model is loaded', async () => {
+  const health = await call(port, 'GET', '/v2/health/live');
   expect(health.status).toBe(200);
-  expect(health.json()).toEqual({ status: 'ok' });
-  const ready = await call(port, 'GET', '/readyz');
+  expect(health.json()).toEqual({ live: true });
+  const ready = await call(port, 'GET', '/v2/health/ready');
   expect(ready.status).toBe(200);
-  expect(ready.json()).toEqual({ ready: true, closing: false, models: { linear: 'ready', multi: 'ready', int64: 'ready' } });
+  expect(ready.json()).toEqual({ live: true, ready: true, closing: false, models: { linear: 'ready', multi: 'ready', int64: 'ready' } });
 });
 
 test('server.handle mounted in a plain node:http server (as Express or Connect would) serves the same routes', async () => {
@@ -184,13 +185,13 @@ test('server.handle mounted in a plain node:http server (as Express or Connect w
   await new Promise<void>((resolve) => outer.listen(0, '127.0.0.1', resolve));
   const { port: p } = outer.address() as AddressInfo;
   try {
-    const reply = await call(p, 'POST', '/v1/models/linear/infer', { body: jsonInputs({ X: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
+    const reply = await call(p, 'POST', '/v2/models/linear/infer', { body: jsonInputs({ X: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
     expect(reply.status).toBe(200);
     const want = await direct(files.linear, { X: new Tensor('float32', Float32Array.from([1, 2, 3, 4]), [1, 4]) });
     expect(reply.json().outputs[0].data).toEqual(Array.from(want.Y!.data as Float32Array));
-    expect((await call(p, 'GET', '/readyz')).json()).toEqual({ ready: true, closing: false, models: { linear: 'ready' } });
-    const bad = await call(p, 'POST', '/v1/models/linear/infer', { body: jsonInputs({ Z: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
-    expect({ status: bad.status, code: bad.json().error.code }).toEqual({ status: 400, code: 'unknown_input' });
+    expect((await call(p, 'GET', '/v2/health/ready')).json()).toEqual({ live: true, ready: true, closing: false, models: { linear: 'ready' } });
+    const bad = await call(p, 'POST', '/v2/models/linear/infer', { body: jsonInputs({ Z: { shape: [1, 4], data: [1, 2, 3, 4] } }) });
+    expect({ status: bad.status, code: bad.json().code }).toEqual({ status: 400, code: 'unknown_input' });
   } finally {
     await new Promise((resolve) => outer.close(resolve));
     await inference.close();

@@ -40,7 +40,7 @@ test('under load from 32 concurrent clients, /metrics shows batches larger than 
     await Promise.all(
       Array.from({ length: 32 }, async (_, c) => {
         for (let i = 0; i < 12; i++) {
-          const r = await call(port, 'POST', '/v1/models/mlp/infer', { agent, body: jsonInputs({ X: { shape: [1, 64], data: rows[(c + i) % rows.length]! } }) });
+          const r = await call(port, 'POST', '/v2/models/mlp/infer', { agent, body: jsonInputs({ X: { shape: [1, 64], data: rows[(c + i) % rows.length]! } }) });
           expect(r.status).toBe(200);
           const got: number[] = r.json().outputs[0].data;
           got.forEach((v, j) => expect(v).toBeCloseTo(expected[(c + i) % rows.length]![j]!, 4));

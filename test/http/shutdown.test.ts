@@ -18,16 +18,16 @@ test('close({ drain: true }): in-flight requests are answered, new ones refused,
   const { port } = await server.listen(0);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   // A kept-alive connection, open before the close, to see what a request on it gets.
-  expect((await call(port, 'GET', '/readyz', { agent })).status).toBe(200);
+  expect((await call(port, 'GET', '/v2/health/ready', { agent })).status).toBe(200);
 
-  const inFlight = [1, 2, 3, 4, 5].map((i) => call(port, 'POST', '/v1/models/gated/infer', { body: gatedBody(i, -i) }));
+  const inFlight = [1, 2, 3, 4, 5].map((i) => call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody(i, -i) }));
   await waitFor(() => host.stats.running + host.stats.queued === 5);
   const closed = server.close({ drain: true });
   let closedYet = false;
   void closed.then(() => (closedYet = true));
 
   expect(server.ready).toBe(false);
-  await expect(call(port, 'GET', '/healthz')).rejects.toThrow(/ECONNREFUSED/);
+  await expect(call(port, 'GET', '/v2/health/live')).rejects.toThrow(/ECONNREFUSED/);
   await new Promise((r) => setTimeout(r, 30));
   expect(closedYet).toBe(false); // still draining: the batch is held
 
@@ -49,7 +49,7 @@ test('a request on a connection that was already open during the drain gets 503 
   const server = createInferenceServer({ models: { gated: host } });
   const { port } = await server.listen(0);
   const body = JSON.stringify(gatedBody());
-  const request = `POST /v1/models/gated/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  const request = `POST /v2/models/gated/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   // A raw socket: the second request is pipelined on the connection the first one keeps busy, so
   // close() cannot close it as idle.
   const socket = connect(port, '127.0.0.1');
@@ -86,14 +86,14 @@ test('close({ drain: false }): queued requests are answered 503 at once', async 
   const host = gatedHost(hold, { maxBatchSize: 1 });
   const server = createInferenceServer({ models: { gated: host } });
   const { port } = await server.listen(0);
-  const running = call(port, 'POST', '/v1/models/gated/infer', { body: gatedBody() });
+  const running = call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody() });
   await waitFor(() => host.stats.running === 1);
-  const queued = call(port, 'POST', '/v1/models/gated/infer', { body: gatedBody() });
+  const queued = call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody() });
   await waitFor(() => host.stats.queued === 1);
   const closed = server.close({ drain: false });
   const refused = await queued;
   expect(refused.status).toBe(503);
-  expect(refused.json().error.code).toBe('model_stopped');
+  expect(refused.json().code).toBe('model_stopped');
   hold.open();
   expect((await running).status).toBe(200); // running batches always finish
   await closed;
@@ -110,11 +110,11 @@ test('handleShutdownSignals: SIGTERM drains the server (exit disabled here), and
   const remove = handleShutdownSignals(server, { exit: false, log: (l) => lines.push(l), onClosed: () => void onClosed++ });
   expect(process.listenerCount('SIGTERM')).toBe(before + 1);
   try {
-    const inFlight = call(port, 'POST', '/v1/models/gated/infer', { body: gatedBody(3, 4) });
+    const inFlight = call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody(3, 4) });
     await waitFor(() => host.stats.running === 1);
     // The listener, not a real signal: a real SIGTERM would reach the test runner too.
     process.emit('SIGTERM', 'SIGTERM');
-    await expect(call(port, 'GET', '/healthz')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(call(port, 'GET', '/v2/health/live')).rejects.toThrow(/ECONNREFUSED/);
     hold.open();
     expect((await inFlight).json().outputs[0].data).toEqual([6, 8]);
     await waitFor(() => onClosed === 1);
