@@ -58,14 +58,18 @@ export class ModelRegistry {
     return [...this.#entries.keys()];
   }
 
-  /** Each model's state. */
-  states(): Record<string, ModelEntry['state']> {
-    return Object.fromEntries([...this.#entries].map(([name, e]) => [name, e.state]));
+  /**
+   * Each model's state. A loaded model that says it cannot serve now (`ready: false`: a remote
+   * front end with no replica in sight) is `'unavailable'`: its requests are still accepted (they
+   * wait for a replica), but readiness probes send traffic elsewhere.
+   */
+  states(): Record<string, ModelEntry['state'] | 'unavailable'> {
+    return Object.fromEntries([...this.#entries].map(([name, e]) => [name, e.state === 'ready' && e.host.ready === false ? 'unavailable' : e.state]));
   }
 
-  /** True once every model is loaded. */
+  /** True once every model is loaded and none says it is unavailable. */
   allReady(): boolean {
-    return [...this.#entries.values()].every((e) => e.state === 'ready');
+    return [...this.#entries.values()].every((e) => e.state === 'ready' && e.host.ready !== false);
   }
 
   /**

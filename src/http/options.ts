@@ -50,6 +50,12 @@ export interface ServableModel {
   readonly name?: string;
   /** Runs one request (batched with concurrent ones). */
   inference(feeds: Record<string, TensorLike>, options?: RequestOptions): Promise<Record<string, TensorLike>>;
+  /**
+   * Whether the model can serve now, for hosts that can lose what serves them (a
+   * `connectRedisHost` front end is ready while a replica is in sight). While false, the
+   * readiness routes answer 503; inference requests are still accepted. Absent means always ready.
+   */
+  readonly ready?: boolean;
   /** Stops the host; the server calls it on `close()` (draining when asked). */
   stop(options?: { drain?: boolean }): Promise<void>;
 }

@@ -47,6 +47,13 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       expect(Math.max(...sizes)).toBeGreaterThan(1); // batched, across both front ends
       expect(replica.stats).toMatchObject({ pulled: 24, answered: 24, inFlight: 0, refused: 0 });
       expect(a.stats).toMatchObject({ sent: 12, answered: 12, inFlight: 0, duplicatesDropped: 0 });
+      // A front end's reply stream expires by itself (replyTtlMs after its last answer): one that dies leaves nothing.
+      const raw = createClient({ url: redis.url });
+      await raw.connect();
+      const ttl = Number(await raw.sendCommand(['PTTL', `mb:{${name}}:rep:${a.id}`]));
+      await raw.close();
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
       await a.close();
       await b.close();

@@ -25,15 +25,21 @@ describeWithRedis('microbatch/redis end to end', () => {
 
   test('createInferenceServer serves a connectRedisHost front end; the replica publishes the model description', async () => {
     const files = modelFiles();
+    const front = await connectRedisHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'linear', claimIdleMs: 300 });
+    const server = createInferenceServer({ models: { linear: front } });
+    const { port } = await server.listen(0, '127.0.0.1');
+    // No replica yet: the readiness routes send traffic elsewhere.
+    expect((await call(port, 'GET', '/v2/health/ready')).status).toBe(503);
+    const notReady = await call(port, 'GET', '/v2/models/linear/ready');
+    expect({ status: notReady.status, body: notReady.json() }).toEqual({ status: 503, body: { name: 'linear', ready: false } });
     const host = await createOnnxHost(files.linear, { maxBatchSize: 8 });
     const replica = await serveHostOnRedis(host, { url: redis.url, model: 'linear' });
-    const front = await connectRedisHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'linear', claimIdleMs: 300 });
     for (const end = Date.now() + 10_000; !front.ready && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     expect(front.ready).toBe(true);
     expect(front.model.inputs).toEqual(host.model.inputs);
     expect(front.options).toEqual({ maxBatchSize: 8 });
-    const server = createInferenceServer({ models: { linear: front } });
-    const { port } = await server.listen(0, '127.0.0.1');
+    expect((await call(port, 'GET', '/v2/health/ready')).status).toBe(200);
+    expect((await call(port, 'GET', '/v2/models/linear/ready')).json()).toEqual({ name: 'linear', ready: true });
     try {
       const rows = [
         [1, 2, 3, 4],
