@@ -9,6 +9,7 @@ import { numberFlag, onePositional, parse, UsageError, type Options } from './ar
 import { defaultThreads } from './threads';
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
+import type { RedisReplica } from '../remote/redis/serve-on-redis';
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
@@ -32,11 +33,16 @@ Options:
   --log-level LEVEL     debug, info, warn, error or silent; refusals are
                         summarised per 5 s, not logged one by one        (default info)
   --log-format FORMAT   text, or json (one object per line)              (default text)
+  --redis URL           also be a replica of the model on Redis: pull requests that front
+                        ends (connectRedisHost) send, as docs/scale-out.md describes
+  --claim-idle-ms MS    with --redis: take over requests a dead replica held
+                        after this long                                  (default 30000)
   -h, --help            show this help
 
 Example:
   microbatch serve model.onnx --port 8080 --max-batch-size 32
   curl -s localhost:8080/v2/models/model
+  microbatch serve model.onnx --redis redis://redis.internal:6379   # one replica of many
 `;
 
 const OPTIONS: Options = {
@@ -52,6 +58,8 @@ const OPTIONS: Options = {
   threads: { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
+  redis: { type: 'string' },
+  'claim-idle-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -107,6 +115,10 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
   const log = logOptions(cmd, values, io);
+  const redisUrl = typeof values.redis === 'string' ? values.redis : undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);
+  const claimIdleMs = numberFlag(cmd, values, 'claim-idle-ms', { min: 1 });
+  if (claimIdleMs !== undefined && redisUrl === undefined) throw new UsageError(`${cmd}: --claim-idle-ms needs --redis`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
   const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('../onnx/serving-host'), import('../http/server'), import('../http/shutdown')]);
@@ -131,7 +143,9 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     log,
   });
   const address = await server.listen(port, host);
-  handleShutdownSignals(server, { log: (line) => io.err(line) });
+  // A replica stops pulling and answers what it holds before the server drains and stops the model.
+  const replica = redisUrl === undefined ? undefined : await startReplica(model, redisUrl, claimIdleMs, io);
+  handleShutdownSignals(server, { log: (line) => io.err(line), ...(replica === undefined ? {} : { beforeClose: () => replica.close() }) });
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
@@ -140,4 +154,13 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;
+}
+
+/** `--redis`: serves the model to front ends through Redis too (loaded only then: it needs the redis package). */
+async function startReplica(model: ServingHost, url: string, claimIdleMs: number | undefined, io: Io): Promise<RedisReplica> {
+  const { serveHostOnRedis } = await import('../remote/redis/serve-on-redis');
+  const { redactUrl } = await import('../remote/redis/connection');
+  const replica = await serveHostOnRedis(model, { url, model: model.name, ...(claimIdleMs === undefined ? {} : { claimIdleMs }) });
+  io.err(`microbatch: replica ${replica.consumer} of "${model.name}" on ${redactUrl(url)}: front ends reach it with connectRedisHost({ url, model: ${JSON.stringify(model.name)} })`);
+  return replica;
 }

@@ -24,6 +24,12 @@ export interface ShutdownOptions {
    */
   log?: (line: string) => void;
   /**
+   * Called first, before the server closes: stop taking work from elsewhere (a Redis replica's
+   * `close()`, which answers what it holds) while the models still run.
+   * @default undefined
+   */
+  beforeClose?: () => void | Promise<void>;
+  /**
    * Called after the server closed, before the process exits (flush logs, close a database).
    * @default undefined
    */
@@ -55,8 +61,9 @@ export function handleShutdownSignals(server: InferenceServer, options: Shutdown
     }
     started = true;
     options.log?.(`microbatch: ${signal} received, draining (no new connections)`);
-    server
-      .close({ drain: true, timeoutMs: options.timeoutMs ?? 30_000 })
+    Promise.resolve()
+      .then(() => options.beforeClose?.())
+      .then(() => server.close({ drain: true, timeoutMs: options.timeoutMs ?? 30_000 }))
       .then(() => options.onClosed?.())
       .then(
         () => {
