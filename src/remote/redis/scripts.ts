@@ -19,21 +19,33 @@ end
 `;
 
 /**
- * Answers and retires an entry: KEYS = [requests, reply stream]; ARGV = [group, consumer, id,
- * request id, reply payload, reply ttl ms]. An empty request id retires the entry without an
- * answer (an expired or unanswerable entry). Returns 1, or 0 when the entry is not ours anymore.
+ * Answers and retires entries, a batch's worth in one call: KEYS = [requests, reply streams...];
+ * ARGV = [group, consumer, reply ttl ms, n, then n × (id, index of its reply stream in KEYS,
+ * request id, payload)]. An empty request id retires the entry without an answer (expired, or
+ * unanswerable). Returns one flag per entry: 1 answered, 0 not ours anymore (taken over).
  */
 export const REPLY: RedisScript = {
   name: 'reply',
   source: `${OWNED}
-if not owned(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 0 end
-if ARGV[4] ~= '' then
-  redis.call('XADD', KEYS[2], '*', 'r', ARGV[4], 'm', ARGV[5])
-  redis.call('PEXPIRE', KEYS[2], ARGV[6])
+local group, consumer, ttl, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local done, touched = {}, {}
+for i = 0, n - 1 do
+  local at = 5 + i * 4
+  local id, key, rid = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+  if owned(KEYS[1], group, consumer, id) then
+    if rid ~= '' then
+      redis.call('XADD', KEYS[key], '*', 'r', rid, 'm', ARGV[at + 3])
+      touched[key] = true
+    end
+    redis.call('XACK', KEYS[1], group, id)
+    redis.call('XDEL', KEYS[1], id)
+    done[#done + 1] = 1
+  else
+    done[#done + 1] = 0
+  end
 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-redis.call('XDEL', KEYS[1], ARGV[3])
-return 1
+for key in pairs(touched) do redis.call('PEXPIRE', KEYS[key], ttl) end
+return done
 `,
 };
 

@@ -160,6 +160,8 @@ class Replica implements RedisReplica {
   #claimTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
   #claiming = false;
+  /** Answers waiting for the next flush. */
+  readonly #outbox: Array<{ id: string; replyKey: string | undefined; requestId: string; payload: Buffer | undefined; done: () => void }> = [];
   #closing: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0 };
@@ -333,9 +335,13 @@ class Replica implements RedisReplica {
     });
   }
 
-  /** Answers (or, without a reply address, just retires) an entry, if it is still ours. */
-  async #answer(id: string, frontEnd: string | undefined, requestId: string | undefined, result: { value: unknown } | { error: Error } | undefined): Promise<void> {
-    let payload: Buffer | string = '';
+  /**
+   * Answers (or, without a reply address, just retires) an entry, if it is still ours. Answers
+   * settled in the same turn of the event loop (a batch's) go to Redis in one script call: one
+   * round trip and one script run per batch, not per request.
+   */
+  #answer(id: string, frontEnd: string | undefined, requestId: string | undefined, result: { value: unknown } | { error: Error } | undefined): Promise<void> {
+    let payload: Buffer | undefined;
     if (result !== undefined && frontEnd !== undefined && requestId !== undefined) {
       try {
         payload = encodeReply(result);
@@ -343,17 +349,31 @@ class Replica implements RedisReplica {
         payload = encodeReply({ error: new TypeError(`microbatch/redis: the result of request ${id} cannot be sent back: ${(e as Error).message}`) });
       }
     }
-    const replyKey = frontEnd === undefined || payload === '' ? this.#keys.requests : this.#keys.reply(frontEnd);
-    try {
-      const done = await this.#commands.script<number>(REPLY, [this.#keys.requests, replyKey], [this.#group, this.consumer, id, payload === '' ? '' : (requestId ?? ''), payload, String(this.#replyTtlMs)]);
-      if (done === 1) {
-        if (payload !== '') this.#stats.answered++;
-      } else {
-        this.#stats.refused++;
-      }
-    } catch {
-      // Redis is unreachable: the entry stays pending, and is taken over and answered once it is back.
+    return new Promise<void>((resolve) => {
+      this.#outbox.push({ id, replyKey: payload === undefined ? undefined : this.#keys.reply(frontEnd!), requestId: payload === undefined ? '' : requestId!, payload, done: resolve });
+      if (this.#outbox.length === 1) setImmediate(() => void this.#flushAnswers());
+    });
+  }
+
+  async #flushAnswers(): Promise<void> {
+    const answers = this.#outbox.splice(0);
+    const keys = [this.#keys.requests];
+    const args: Array<string | Buffer> = [this.#group, this.consumer, String(this.#replyTtlMs), String(answers.length)];
+    for (const a of answers) {
+      let at = a.replyKey === undefined ? 0 : keys.indexOf(a.replyKey);
+      if (at < 0) at = keys.push(a.replyKey!) - 1;
+      args.push(a.id, String(at + 1), a.requestId, a.payload ?? '');
     }
+    try {
+      const done = await this.#commands.script<number[]>(REPLY, keys, args);
+      answers.forEach((a, i) => {
+        if (done[i] !== 1) this.#stats.refused++;
+        else if (a.payload !== undefined) this.#stats.answered++;
+      });
+    } catch {
+      // Redis is unreachable: the entries stay pending, and are taken over and answered once it is back.
+    }
+    for (const a of answers) a.done();
   }
 
   /** Keeps the entries of running batches from being taken over. */

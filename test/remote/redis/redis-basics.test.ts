@@ -45,6 +45,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       expect(results[0]).toBeInstanceOf(Float32Array);
       expect(sizes.reduce((s, n) => s + n, 0)).toBe(24);
       expect(Math.max(...sizes)).toBeGreaterThan(1); // batched, across both front ends
+      // The replica counts an answer when Redis confirms it, just after the caller may have heard it.
+      await waitFor(() => replica.stats.answered === 24, 'all answers confirmed');
       expect(replica.stats).toMatchObject({ pulled: 24, answered: 24, inFlight: 0, refused: 0 });
       expect(a.stats).toMatchObject({ sent: 12, answered: 12, inFlight: 0, duplicatesDropped: 0 });
       // A front end's reply stream expires by itself (replyTtlMs after its last answer): one that dies leaves nothing.
