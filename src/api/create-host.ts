@@ -14,7 +14,7 @@ import type { WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
 import { classifyPlacement, hostOnExecutor, startedHost } from './host-on-executor';
-import { ModelHost } from './model-host';
+import { ModelHost } from '../engine/model-host';
 
 /**
  * Options of {@link createHost}: where the class is resolved, its context, which method to batch,

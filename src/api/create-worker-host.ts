@@ -2,7 +2,7 @@ import type { Batcher } from '../core/batcher';
 import type { HostOptions } from '../core/options';
 import { WORKER_OPTION_KEYS, type WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
-import { ModelHost } from './model-host';
+import { ModelHost } from '../engine/model-host';
 
 /**
  * Options of {@link createWorkerHost}: the worker pool's ({@link WorkerExecutorOptions}) and the

@@ -3,7 +3,7 @@ import { fail } from '../core/options';
 import type { Executor } from '../executors/executor';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { BatchingOptions } from './batching-metadata';
-import { ModelHost } from './model-host';
+import { ModelHost } from '../engine/model-host';
 
 /** What `createHost`'s `executor` option turned out to be. @internal */
 export type Placement =

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelHost } from '../api/model-host';
+import { ModelHost } from '../engine/model-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';

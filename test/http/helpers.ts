@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import type { HostOptions } from '../../src/core/options';
 import type { ServableModel } from '../../src/http';
 import type { TensorLike } from '../../src/tensor/tensor-like';

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../../src/api/model-host';
-import { AbortError, BatchSizeMismatchError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../src/core/errors';
-import { connectHost, HostUnavailableError, serveHost, type SocketHostClient } from '../../src/executors/socket';
+import { ModelHost } from '../../../src/engine/model-host';
+import { AbortError, BatchSizeMismatchError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../../src/core/errors';
+import { connectHost, HostUnavailableError, serveHost, type SocketHostClient } from '../../../src/remote/socket';
 
 // A host served on a Unix socket, with clients in this process: the transport, typed errors,
 // client-side deadlines, and what clients see when the host goes away and comes back.

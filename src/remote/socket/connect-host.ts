@@ -2,7 +2,7 @@ import { createConnection, type Socket } from 'node:net';
 import { describe } from '../../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
 import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
-import { reviveTensorDefault } from '../worker/transfer';
+import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
 import { HostUnavailableError } from './errors';
 import { FrameDecoder } from './framing';

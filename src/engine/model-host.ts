@@ -1,0 +1,601 @@
+// Over 400 lines on purpose: this file is the hot path read top to bottom (inference → schedule →
+// decide → take → run → settle) plus the lifecycle that guards it, all on one class's private
+// state. Stats, reporting, the queue view, the batch run and the request checks live beside it.
+import { ListBatcher } from '../batchers/list-batcher';
+import type { Batcher } from '../core/batcher';
+import { systemClock, type TimerHandle } from '../core/clock';
+import { describe, toError } from '../core/describe';
+import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
+import type { RequestOutcome } from '../core/observer';
+import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
+import { fail, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
+import type { LatencyModelView, QueuedRequestInfo, ReleaseDecision, ReleaseReason } from '../core/policy';
+import type { BatchFunction, Executor } from '../executors/executor';
+import { runBatch, type BatchRunHost } from './batch-run';
+import type { PipelineConfig } from './pipeline';
+import { LiveQueueView } from './queue-view';
+import { Reporter } from './reporting';
+import { PendingRequest, RequestExtras, RequestState } from './request';
+import { checkRequestOptions } from './request-options';
+import { RequestQueue } from './request-queue';
+import { StatsCounters, type HostStats } from './stats';
+
+export type { HostStats } from './stats';
+
+/** Options of {@link ModelHost.stop}. */
+export interface StopOptions {
+  /**
+   * `true`: answer every accepted request first. `false`: reject queued requests with
+   * `HostStoppedError` (running batches still finish and deliver).
+   * @default true
+   */
+  drain?: boolean;
+}
+
+type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
+
+const resolved = Promise.resolve();
+// One executor for every request's promise: it hands out resolve/reject through these two slots
+// (the executor runs synchronously), so no closure is allocated per request.
+let nextResolve: (value: unknown) => void = () => undefined;
+let nextReject: (error: Error) => void = () => undefined;
+const capture = (res: (value: unknown) => void, rej: (error: Error) => void): void => {
+  nextResolve = res;
+  nextReject = rej;
+};
+// Once per process: a policy that throws per decision would otherwise flood stderr.
+let warnedPolicy = false;
+
+/**
+ * The batching engine. Callers send one item at a time with {@link ModelHost.inference}; the host
+ * queues them, releases batches according to its policy, runs the batch function once per batch,
+ * splits the output and settles every caller with its own result or error, exactly once.
+ *
+ * The batch function's contract (with the default {@link ListBatcher}): given an array of items,
+ * return (a promise of) an array of the same length whose entry `i` is item `i`'s result, or an
+ * `Error` that rejects only that caller. Throwing rejects the whole batch (see `isolateErrors`).
+ *
+ * @typeParam In - one request's input.
+ * @typeParam Out - one request's result.
+ * @typeParam Batch - what the batch function receives (with a custom batcher).
+ * @typeParam BatchOut - what the batch function returns (with a custom batcher).
+ *
+ * @example
+ * ```ts
+ * const host = new ModelHost(async (texts: readonly string[]) => model.score(texts), { maxBatchSize: 32 });
+ * const score = await host.inference('great movie'); // batched with concurrent callers
+ * await host.stop();
+ * ```
+ */
+export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements AsyncDisposable {
+  #o: ResolvedOptions;
+  readonly #executor: Executor<Batch, BatchOut>;
+  readonly #rowsOf: ((item: In) => number) | undefined;
+  readonly #reporter: Reporter;
+  readonly #batchRun: BatchRunHost<In, Out>;
+  readonly #queue = new RequestQueue<PendingRequest<In, Out>>();
+  readonly #flushBound = (): void => this.#flush();
+  readonly #scheduleFlushBound = (): void => {
+    process.nextTick(this.#flushBound);
+  };
+
+  #lifecycle: Lifecycle = 'new';
+  #startPromise: Promise<void> | undefined;
+  #startError: Error | undefined;
+  #stopping = false;
+  #draining = false;
+  #stopPromise: Promise<void> | undefined;
+  #idleWaiters: Array<() => void> = [];
+
+  readonly #view = new LiveQueueView(this.#queue);
+  #flushScheduled = false;
+  #nowCached = false;
+  #nowValue = 0;
+  readonly #expireNow = (): void => {
+    this.#nowCached = false;
+  };
+  #wakeTimer: TimerHandle | undefined;
+  #wakeAt = Infinity;
+  #inFlight = 0;
+  #runningRequests = 0;
+  readonly #stats = new StatsCounters();
+
+  /**
+   * @param batchFn - the batch function, or an {@link Executor} that runs it.
+   * @param options - limits and behaviour; a number is shorthand for `{ maxBatchSize }`.
+   */
+  constructor(
+    batchFn: BatchFunction<readonly In[], ReadonlyArray<Out | Error>> | Executor<readonly In[], ReadonlyArray<Out | Error>>,
+    options: number | (HostOptions<In, Out> & { batcher?: ListBatcher<In, Out> }),
+  );
+  constructor(
+    batchFn: BatchFunction<Batch, BatchOut> | Executor<Batch, BatchOut>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+    options: HostOptions<In, Out, Batch, BatchOut> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+  );
+  constructor(batchFn: unknown, options: unknown) {
+    // Name errors after the host when it has a usable name (a Proxy passes its class name).
+    const named = (options as { name?: unknown } | null)?.name;
+    const where = typeof named === 'string' && named !== '' ? named : new.target.name;
+    if (typeof batchFn === 'function') {
+      this.#executor = { run: batchFn as BatchFunction<Batch, BatchOut> };
+    } else if (typeof batchFn === 'object' && batchFn !== null && typeof (batchFn as Executor<Batch, BatchOut>).run === 'function') {
+      this.#executor = batchFn as Executor<Batch, BatchOut>;
+    } else {
+      throw new TypeError(
+        `${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch), ` +
+          `as the first argument, got ${describe(batchFn)}`,
+      );
+    }
+    this.#o = resolveOptions(where, options);
+    const batcher = ((options as HostOptions<In, Out, Batch, BatchOut>).batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
+    this.#rowsOf = batcher.rows?.bind(batcher);
+    const executor = this.#executor;
+    const pipeline: PipelineConfig<In, Out, Batch, BatchOut> = {
+      batcher,
+      run: (batch) => executor.run(batch),
+      isolateErrors: this.#o.isolateErrors,
+      now: () => this.#o.clock.now(),
+      name: this.#o.name,
+      slots: {
+        tryTake: () => {
+          if (this.#inFlight >= this.#o.maxConcurrentBatches) return false;
+          this.#inFlight++;
+          return true;
+        },
+        give: () => this.#releaseSlot(),
+      },
+    };
+    const clock = this.#o.clock;
+    this.#reporter = new Reporter(this.#o.name, this.#o.observer, () => clock.now());
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the batch run settles through the host's private methods
+    const host = this;
+    this.#batchRun = {
+      get options() {
+        return host.#o;
+      },
+      pipeline: pipeline as PipelineConfig<In, Out, unknown, unknown>,
+      reporter: this.#reporter,
+      queued: () => this.#queue.size,
+      resolve: (r, value, report) => this.#resolve(r, value, report),
+      reject: (r, error, outcome) => this.#reject(r, error, outcome),
+      started: (requests, rows) => {
+        this.#inFlight++;
+        this.#runningRequests += requests;
+        this.#stats.batch(requests, rows);
+      },
+      finished: (requests) => {
+        this.#runningRequests -= requests;
+        this.#releaseSlot();
+      },
+    };
+  }
+
+  /** The host's name (the `name` option). */
+  get name(): string {
+    return this.#o.name;
+  }
+
+  /** Current limits (after `configure()`). */
+  get options(): Readonly<Required<TunableOptions>> {
+    const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs } = this.#o;
+    return { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs };
+  }
+
+  /** What the release policy has learned about run time (`undefined` for policies that do not learn). */
+  get latencyModel(): LatencyModelView | undefined {
+    return this.#o.policy.latencyModel;
+  }
+
+  /** A snapshot of the host's counters. */
+  get stats(): HostStats {
+    return this.#stats.snapshot(this.#queue.size, this.#runningRequests, this.#inFlight);
+  }
+
+  /**
+   * Submits one item and resolves with its own result once the batch it joins has run. Never
+   * throws synchronously: every failure is a rejection (`QueueFullError`, `DeadlineExceededError`,
+   * `AbortError`, `HostStoppedError`, `BatchSizeMismatchError`, `RangeError` for too many rows, or
+   * the model's own error).
+   *
+   * @example
+   * ```ts
+   * const y = await host.inference(x, { timeoutMs: 100, priority: 1, signal: req.signal });
+   * ```
+   */
+  inference(item: In, options?: RequestOptions): Promise<Out> {
+    if (this.#stopping) return this.#refuseStopped();
+    if (this.#lifecycle === 'failed') return Promise.reject(this.#startError);
+    const o = this.#o;
+    let rows = 1;
+    if (this.#rowsOf !== undefined) {
+      try {
+        rows = this.#rowsOf(item);
+      } catch (e) {
+        return this.#refuse(toError(e, "The batcher's rows"), 'error');
+      }
+      if (!Number.isInteger(rows) || rows < 1 || rows > o.maxBatchSize) {
+        return this.#refuse(
+          new RangeError(
+            `${o.name}: a request must have from 1 to maxBatchSize (${o.maxBatchSize}) rows; this one has ${describe(rows)}. ` +
+              'Split it, or raise maxBatchSize.',
+          ),
+          'error',
+        );
+      }
+    }
+    let priority = 0;
+    let timeoutMs = o.timeoutMs;
+    let signal: AbortSignal | undefined;
+    if (options !== undefined) {
+      const bad = checkRequestOptions(o.name, options);
+      if (bad !== undefined) return this.#refuse(bad, 'error');
+      if (options.priority !== undefined) priority = options.priority;
+      if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
+      signal = options.signal;
+      if (signal?.aborted) {
+        return this.#refuse(new AbortError(`${o.name}: the request was aborted before it was queued`, signal.reason), 'aborted');
+      }
+    }
+    if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
+
+    const now = this.#burstNow();
+    const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
+    const req = new PendingRequest<In, Out>(item, rows, now, nextResolve, nextReject);
+    const captures = this.#reporter.captures;
+    if (timeoutMs !== Infinity || signal !== undefined || priority !== 0 || captures) {
+      const x = (req.extras = new RequestExtras());
+      x.priority = priority;
+      x.deadline = now + timeoutMs;
+      if (timeoutMs !== Infinity) x.timer = o.clock.setTimer(() => this.#onTimeout(req), timeoutMs);
+      if (signal !== undefined) {
+        x.signal = signal;
+        x.onAbort = () => this.#onAbort(req);
+        signal.addEventListener('abort', x.onAbort, { once: true });
+      }
+      if (captures) x.context = this.#reporter.capture();
+    }
+    this.#queue.push(req);
+    this.#schedule();
+    return promise;
+  }
+
+  /** Alias of {@link ModelHost.inference}. */
+  predict(item: In, options?: RequestOptions): Promise<Out> {
+    return this.inference(item, options);
+  }
+
+  /**
+   * Prepares the executor (loads the model, starts workers). Idempotent; the host also starts by
+   * itself on the first request, so calling it is only needed to fail early or to warm up.
+   */
+  start(): Promise<void> {
+    if (this.#startPromise === undefined) {
+      this.#lifecycle = 'starting';
+      this.#startPromise = (async () => {
+        try {
+          await this.#executor.start?.();
+          this.#lifecycle = 'ready';
+        } catch (e) {
+          this.#lifecycle = 'failed';
+          this.#startError = toError(e, 'The executor\'s start');
+          throw this.#startError;
+        }
+      })();
+      this.#startPromise.then(
+        () => this.#schedule(),
+        () => {
+          for (const r of this.#queue.clear()) this.#reject(r, this.#startError as Error, 'error');
+          this.#notifyIdle();
+        },
+      );
+    }
+    return this.#startPromise;
+  }
+
+  /**
+   * Changes limits while running; they apply from the next batch. Lowering `maxBatchSize` rejects
+   * queued requests that no longer fit with a `RangeError`.
+   *
+   * @example
+   * ```ts
+   * host.configure({ maxBatchSize: 64, maxDelayMs: 2 });
+   * ```
+   */
+  configure(options: Partial<TunableOptions>): void {
+    const where = `${this.#o.name}.configure`;
+    if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options);
+    rejectUnknownKeys(where, options, Object.keys(this.options));
+    this.#o = { ...this.#o, ...resolveTunable(where, options, this.options) };
+    const max = this.#o.maxBatchSize;
+    for (const r of this.#queue.live()) {
+      if (r.rows > max) {
+        this.#queue.discard(r);
+        this.#reject(r, new RangeError(`${this.#o.name}: maxBatchSize was lowered to ${max}, below this request's ${r.rows} rows`), 'error');
+      }
+    }
+    this.#clearWake();
+    this.#schedule();
+  }
+
+  /** Resolves when nothing is queued or running (at once if already so). */
+  onIdle(): Promise<void> {
+    if (this.#isIdle()) return resolved;
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops the host. New calls reject with `HostStoppedError` at once. With `drain: true` (the
+   * default) every accepted request is answered first; with `drain: false` queued requests reject
+   * with `HostStoppedError`. Running batches always finish and deliver. Resolves once the last
+   * batch is done and the executor has stopped. Calling it again returns the same promise (a later
+   * `drain: false` still rejects what is queued).
+   */
+  stop(options: StopOptions = {}): Promise<void> {
+    const drain = options.drain ?? true;
+    if (typeof drain !== 'boolean') {
+      return Promise.reject(new TypeError(`${this.#o.name}.stop: expected \`drain\` to be a boolean, got ${describe(drain)}`));
+    }
+    this.#stopping = true;
+    this.#draining = drain;
+    if (!drain) {
+      for (const r of this.#queue.clear()) {
+        this.#reject(r, new HostStoppedError(`${this.#o.name}: the host was stopped without draining before this request ran`), 'stopped');
+      }
+      this.#clearWake();
+    }
+    if (this.#stopPromise === undefined) {
+      this.#stopPromise = (async () => {
+        this.#schedule();
+        await this.onIdle();
+        this.#clearWake();
+        if (this.#lifecycle !== 'new') {
+          await this.#startPromise?.catch(() => undefined);
+          await this.#executor.stop?.();
+        }
+      })();
+    }
+    this.#notifyIdle();
+    return this.#stopPromise;
+  }
+
+  /** `await using host = new ModelHost(...)` stops (draining) at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  // ---- scheduling -------------------------------------------------------------------------------
+
+  /**
+   * The enqueue time: the clock is read once per burst of calls made before the next microtask
+   * checkpoint (a `Promise.all` of many calls, or the callers woken by one batch) and shared by
+   * the burst. Reading a monotonic clock per request was a measurable share of the engine's
+   * per-request cost; the shared reading is early by at most the burst's own synchronous run.
+   * An injected clock is read every time: it is cheap, and tests move it between calls.
+   */
+  #burstNow(): number {
+    if (this.#o.clock !== systemClock) return this.#o.clock.now();
+    if (!this.#nowCached) {
+      this.#nowValue = this.#o.clock.now();
+      this.#nowCached = true;
+      queueMicrotask(this.#expireNow);
+    }
+    return this.#nowValue;
+  }
+
+  /**
+   * Asks for a flush at the end of the current tick, after every promise job already queued, so
+   * that a burst of synchronous calls (or callers woken by the last batch) forms one batch. This is
+   * not a timer: a lone request still starts without measurable delay.
+   */
+  #schedule(): void {
+    if (this.#flushScheduled || this.#inFlight >= this.#o.maxConcurrentBatches || this.#queue.size === 0) return;
+    this.#flushScheduled = true;
+    resolved.then(this.#scheduleFlushBound);
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    if (this.#lifecycle !== 'ready') {
+      if (this.#lifecycle === 'new') void this.start().catch(() => undefined);
+      return;
+    }
+    const o = this.#o;
+    const queue = this.#queue;
+    while (queue.size > 0 && this.#inFlight < o.maxConcurrentBatches) {
+      const decision = this.#decide();
+      if (decision.shed !== undefined && decision.shed.length > 0) this.#shed(decision.shed);
+      if (!decision.release) {
+        if (decision.wakeAt !== undefined) this.#setWake(decision.wakeAt);
+        return;
+      }
+      let batch = queue.take(Math.max(1, Math.min(decision.maxRows, o.maxBatchSize)));
+      // A policy that allows fewer rows than the head request carries must not stall the queue.
+      if (batch.length === 0) batch = queue.take(o.maxBatchSize);
+      this.#clearWake();
+      if (batch.length === 0) return; // everything waiting was just shed
+      this.#run(batch, decision.reason);
+    }
+  }
+
+  #decide(): ReleaseDecision & { reason?: ReleaseReason } {
+    const o = this.#o;
+    const queue = this.#queue;
+    if (this.#draining) {
+      return { release: true, maxRows: o.maxBatchSize, reason: queue.rows >= o.maxBatchSize ? 'full' : 'drain' };
+    }
+    const view = this.#view;
+    view.now = o.clock.now();
+    view.queuedRows = queue.rows;
+    view.queuedRequests = queue.size;
+    view.oldestEnqueuedAt = queue.oldestEnqueuedAt() as number;
+    view.inFlight = this.#inFlight;
+    view.freeSlots = o.maxConcurrentBatches - this.#inFlight;
+    view.maxBatchSize = o.maxBatchSize;
+    view.maxDelayMs = o.maxDelayMs;
+    view.maxLatencyMs = o.maxLatencyMs;
+    try {
+      return o.policy.decide(view);
+    } catch (e) {
+      if (!warnedPolicy) {
+        warnedPolicy = true;
+        process.emitWarning(`microbatch: release policy '${o.policy.name}' threw (${toError(e, 'policy').message}); releasing instead of stalling`);
+      }
+      return { release: true, maxRows: o.maxBatchSize, reason: 'idle' };
+    }
+  }
+
+  #shed(requests: ReadonlyArray<QueuedRequestInfo>): void {
+    const o = this.#o;
+    const now = o.clock.now();
+    for (const info of requests) {
+      const r = info as PendingRequest<In, Out>;
+      if (!(r instanceof PendingRequest) || r.state !== RequestState.Queued) continue;
+      this.#queue.discard(r);
+      const waited = now - r.enqueuedAt;
+      this.#reject(
+        r,
+        new DeadlineExceededError(
+          `${o.name}: shed by prediction after ${fmt(waited)} ms in the queue: the '${o.policy.name}' policy predicted ` +
+            'it could not finish within its latency budget (maxLatencyMs or timeoutMs); it never ran',
+          'shed',
+          'queued',
+          waited,
+        ),
+        'shed',
+      );
+    }
+    this.#notifyIdle();
+  }
+
+  #setWake(at: number): void {
+    if (this.#wakeTimer !== undefined && this.#wakeAt === at) return;
+    this.#clearWake();
+    const clock = this.#o.clock;
+    this.#wakeAt = at;
+    this.#wakeTimer = clock.setTimer(() => {
+      this.#wakeTimer = undefined;
+      this.#wakeAt = Infinity;
+      this.#schedule();
+    }, Math.max(0, at - clock.now()));
+  }
+
+  #clearWake(): void {
+    if (this.#wakeTimer === undefined) return;
+    this.#o.clock.clearTimer(this.#wakeTimer);
+    this.#wakeTimer = undefined;
+    this.#wakeAt = Infinity;
+  }
+
+  /** A batch slot is free again (a batch, or a group on a lent slot, finished): wake whoever waits. */
+  #releaseSlot(): void {
+    this.#inFlight--;
+    this.#notifyIdle();
+    this.#schedule();
+  }
+
+  #run(batch: PendingRequest<In, Out>[], reason: ReleaseReason): void {
+    runBatch(this.#batchRun, batch, reason);
+  }
+
+  // ---- settling ---------------------------------------------------------------------------------
+
+  #onTimeout(r: PendingRequest<In, Out>): void {
+    if (r.extras !== undefined) r.extras.timer = undefined;
+    const o = this.#o;
+    const elapsed = o.clock.now() - r.enqueuedAt;
+    const limit = r.deadline - r.enqueuedAt;
+    if (r.state === RequestState.Queued) {
+      this.#queue.discard(r);
+      this.#reject(
+        r,
+        new DeadlineExceededError(`${o.name}: timed out after ${fmt(elapsed)} ms in the queue (timeoutMs ${limit}); it never ran`, 'timeout', 'queued', elapsed),
+        'timeout',
+      );
+      this.#notifyIdle();
+    } else if (r.state === RequestState.Running) {
+      this.#reject(
+        r,
+        new DeadlineExceededError(
+          `${o.name}: timed out after ${fmt(elapsed)} ms (timeoutMs ${limit}) while its batch was running; its result will be discarded`,
+          'timeout',
+          'running',
+          elapsed,
+        ),
+        'timeout',
+      );
+    }
+  }
+
+  #onAbort(r: PendingRequest<In, Out>): void {
+    const reason = r.extras?.signal?.reason;
+    if (r.state === RequestState.Queued) {
+      this.#queue.discard(r);
+      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while queued; it never ran`, reason), 'aborted');
+      this.#notifyIdle();
+    } else if (r.state === RequestState.Running) {
+      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while its batch was running; its result will be discarded`, reason), 'aborted');
+    }
+  }
+
+  /** Returns false if the request was already settled (timed out or aborted while running). */
+  #resolve(r: PendingRequest<In, Out>, value: Out, report: boolean): boolean {
+    if (r.state === RequestState.Settled) return false;
+    this.#cleanup(r);
+    r.resolve(value);
+    if (report) this.#reporter.settled(r, 'ok');
+    return true;
+  }
+
+  #reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void {
+    if (r.state === RequestState.Settled) return;
+    this.#cleanup(r);
+    this.#stats.reject(outcome);
+    r.reject(error);
+    if (this.#reporter.requests) this.#reporter.settled(r, outcome);
+  }
+
+  #cleanup(r: PendingRequest<In, Out>): void {
+    const ran = r.state === RequestState.Running;
+    r.state = RequestState.Settled;
+    if (!ran) r.startedAt = this.#o.clock.now();
+    const x = r.extras;
+    if (x === undefined) return;
+    x.context = undefined;
+    if (x.timer !== undefined) {
+      this.#o.clock.clearTimer(x.timer);
+      x.timer = undefined;
+    }
+    if (x.signal !== undefined && x.onAbort !== undefined) {
+      x.signal.removeEventListener('abort', x.onAbort);
+      x.signal = undefined;
+      x.onAbort = undefined;
+    }
+  }
+
+  /** Rejects a request that was never queued. */
+  #refuse(error: Error, outcome: RequestOutcome): Promise<never> {
+    this.#stats.reject(outcome);
+    this.#reporter.refused(outcome);
+    return Promise.reject(error);
+  }
+
+  #refuseStopped(): Promise<never> {
+    return this.#refuse(new HostStoppedError(`${this.#o.name}: the host is stopped (or stopping) and accepts no new requests`), 'stopped');
+  }
+
+  #isIdle(): boolean {
+    return this.#queue.size === 0 && this.#inFlight === 0;
+  }
+
+  #notifyIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+function fmt(ms: number): string {
+  return Number.isInteger(ms) ? String(ms) : ms.toFixed(1);
+}

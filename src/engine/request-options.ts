@@ -1,0 +1,29 @@
+import { fail, rejectUnknownKeys } from '../core/options';
+import type { RequestOptions } from '../core/options';
+
+/**
+ * Checks one call's options; returns the error to reject with, if any. Shared by every host a
+ * caller talks to (the engine and the remote clients), so one mistake reads the same everywhere.
+ */
+export function checkRequestOptions(name: string, options: RequestOptions): Error | undefined {
+  const where = `${name}.inference`;
+  try {
+    if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
+    rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
+    if (options.timeoutMs !== undefined) {
+      const t = options.timeoutMs;
+      if (typeof t !== 'number' || Number.isNaN(t)) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t);
+      if (t <= 0) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t, RangeError);
+    }
+    if (options.priority !== undefined && (typeof options.priority !== 'number' || !Number.isFinite(options.priority))) {
+      fail(where, 'priority', 'a finite number (larger runs first)', options.priority);
+    }
+    const s = options.signal;
+    if (s !== undefined && (typeof s !== 'object' || s === null || typeof s.addEventListener !== 'function' || typeof s.aborted !== 'boolean')) {
+      fail(where, 'signal', 'an AbortSignal', s);
+    }
+  } catch (e) {
+    return e as Error;
+  }
+  return undefined;
+}
