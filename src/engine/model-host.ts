@@ -391,7 +391,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #schedule(): void {
     if (this.#flushScheduled || this.#inFlight >= this.#o.maxConcurrentBatches || this.#queue.size === 0) return;
     this.#flushScheduled = true;
-    resolved.then(this.#scheduleFlushBound);
+    // The callback only queues a nextTick, so this promise does not reject.
+    void resolved.then(this.#scheduleFlushBound);
   }
 
   #flush(): void {

@@ -4,6 +4,7 @@ import { createOnnxHost, type OnnxHost } from '../../src/onnx';
 import { createInferenceServer, DEFAULT_LIMITS, type InferenceServer } from '../../src/http';
 import type { ReleasePolicy } from '../../src/core/policy';
 import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // Every failure has its status and a JSON body `{ error: { code, message } }` naming the problem,
 // and nothing a client sends takes the server down.
@@ -338,12 +339,3 @@ describe('nothing a client sends crashes the server', () => {
     }
   });
 });
-
-/** Polls `check` every 5 ms for up to 5 s. */
-async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('waitFor: condition not met in 5 s');
-}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ModelHost } from '../../../src/engine/model-host';
 import { AbortError, BatchSizeMismatchError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../../src/core/errors';
 import { connectHost, HostUnavailableError, serveHost, type SocketHostClient } from '../../../src/remote/socket';
+import { waitFor } from '../../support/wait-for';
 
 // A host served on a Unix socket, with clients in this process: the transport, typed errors,
 // client-side deadlines, and what clients see when the host goes away and comes back.
@@ -45,13 +46,13 @@ test('requests of two clients share a batch; per-item and typed host errors come
   try {
     expect(a.hostName).toBe('upper');
     const first = a.inference('warm'); // runs alone and holds the model
-    await until(() => model.batches.length === 1);
+    await waitFor(() => model.batches.length === 1);
     const queued = [a.inference('x'), b.inference('y'), b.inference('bad')];
-    await until(() => host.stats.queued === 3);
+    await waitFor(() => host.stats.queued === 3);
     await expect(a.inference('one too many')).rejects.toBeInstanceOf(QueueFullError);
     model.release();
     await expect(first).resolves.toBe('WARM');
-    await until(() => model.batches.length === 2);
+    await waitFor(() => model.batches.length === 2);
     model.release();
     const [x, y, bad] = await Promise.allSettled(queued);
     expect(model.batches[1]).toEqual(['x', 'y', 'bad']);
@@ -110,7 +111,7 @@ test('a host that goes away: in-flight and new requests reject with HostUnavaila
   const client: SocketHostClient<string, string> = await connectHost<string, string>(path, { minBackoffMs: 20, maxBackoffMs: 100 });
   try {
     const inFlight = client.inference('never answered');
-    await until(() => model.batches.length === 1);
+    await waitFor(() => model.batches.length === 1);
     await server.close({ graceMs: 50 });
     await expect(inFlight).rejects.toThrow(HostUnavailableError);
     await expect(inFlight).rejects.toThrow(/lost while this request was in flight/);
@@ -125,7 +126,7 @@ test('a host that goes away: in-flight and new requests reject with HostUnavaila
     server = await serveHost(host, { path });
     await client.waitForConnection(5_000);
     const back = client.inference('back');
-    await until(() => model.batches.length === 2);
+    await waitFor(() => model.batches.length === 2);
     model.release();
     await expect(back).resolves.toBe('BACK');
   } finally {
@@ -156,12 +157,3 @@ test('connectHost rejects clearly when nothing serves the path; serveHost replac
     await host.stop();
   }
 });
-
-/** Polls a condition (bounded: 5 s). */
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
