@@ -1,4 +1,4 @@
-import { fail, rejectUnknownKeys } from '../core/options';
+import { checkMs, fail, rejectUnknownKeys } from '../core/options';
 import type { RequestOptions } from '../core/options';
 
 /**
@@ -10,11 +10,7 @@ export function checkRequestOptions(name: string, options: RequestOptions): Erro
   try {
     if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
     rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
-    if (options.timeoutMs !== undefined) {
-      const t = options.timeoutMs;
-      if (typeof t !== 'number' || Number.isNaN(t)) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t);
-      if (t <= 0) fail(where, 'timeoutMs', 'a number of milliseconds > 0 (or Infinity)', t, RangeError);
-    }
+    if (options.timeoutMs !== undefined) checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
     if (options.priority !== undefined && (typeof options.priority !== 'number' || !Number.isFinite(options.priority))) {
       fail(where, 'priority', 'a finite number (larger runs first)', options.priority);
     }

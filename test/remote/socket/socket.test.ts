@@ -157,3 +157,24 @@ test('connectHost rejects clearly when nothing serves the path; serveHost replac
     await host.stop();
   }
 });
+
+test('the client checks request options with the engine\'s checks and messages', async () => {
+  const host = new ModelHost<string, string>(async (items) => items.map((s) => s.toUpperCase()), { maxBatchSize: 4, name: 'same' });
+  const path = socketPath();
+  const server = await serveHost(host, { path });
+  const client = await connectHost<string, string>(path);
+  try {
+    for (const bad of [{ priority: '1' }, { timeoutMs: 0 }, { signal: { aborted: false } }, { colour: 1 }]) {
+      const local = await host.inference('x', bad as never).catch((e: Error) => e);
+      const remote = await client.inference('x', bad as never).catch((e: Error) => e);
+      expect(remote).toBeInstanceOf(Error);
+      expect((remote as Error).constructor).toBe((local as Error).constructor);
+      // Same text after the host's name (the client is named after its socket).
+      expect((remote as Error).message.replace(/^.*?\.inference:/, '.inference:')).toBe((local as Error).message.replace(/^same\.inference:/, '.inference:'));
+    }
+  } finally {
+    await client.close();
+    await server.close();
+    await host.stop();
+  }
+});
