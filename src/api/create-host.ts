@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { fail, HOST_OPTION_KEYS, rejectUnknownKeys, resolveOptions } from '../core/options';
+import { fail, HOST_OPTION_KEYS, refineOptions, rejectUnknownKeys, resolveOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
@@ -13,8 +13,9 @@ import { findModuleExport, type ExportLocation } from '../executors/worker/find-
 import type { WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
-import { classifyPlacement, hostOnExecutor, startedHost } from './host-on-executor';
-import { ModelHost } from '../engine/model-host';
+import { classifyPlacement, hostOnExecutor } from './host-on-executor';
+import type { ModelHost } from '../engine/model-host';
+import { startHost } from '../engine/start-host';
 
 /**
  * Options of {@link createHost}: where the class is resolved, its context, which method to batch,
@@ -213,10 +214,11 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   const picked = findBatchMethod(Class, method, where);
   const hostOptions: Record<string, unknown> = { name: `${nameOf(Class)}.${String(picked.method)}`, ...picked.options };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) hostOptions[k] = v;
-  // Checked before any provider runs: a typo must not cost a model load.
-  resolveOptions(where, hostOptions);
-  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, hostOptions, where);
-  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, hostOptions, placement.options as HostedWorkerOptions, where);
+  // Checked once, here, before any provider runs: a typo must not cost a model load.
+  const resolved = resolveOptions(where, hostOptions);
+  const concurrencyGiven = hostOptions.maxConcurrentBatches !== undefined;
+  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
+  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, concurrencyGiven, placement.options as HostedWorkerOptions, where);
 
   const loaded = await loadContext(container, context, where);
   let instance: object;
@@ -236,9 +238,7 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
     run: (batch) => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
     stop: () => releaseContext(loaded, where, [instance]),
   };
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(inline, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
-  await host.start();
-  return host;
+  return startHost(inline, resolved) as Promise<ModelHost<unknown, unknown>>;
 }
 
 /** `createHost` with `executor: 'worker'`: the class and its context are built in each worker. */
@@ -246,7 +246,8 @@ async function hostInWorkers(
   Class: Constructor<object>,
   context: ContextProviders | undefined,
   method: string | symbol,
-  hostOptions: Record<string, unknown>,
+  hostOptions: ResolvedOptions,
+  concurrencyGiven: boolean,
   o: HostedWorkerOptions,
   where: string,
 ): Promise<ModelHost<unknown, unknown>> {
@@ -296,13 +297,12 @@ async function hostInWorkers(
     startTimeoutMs: o.startTimeoutMs,
     stopTimeoutMs: o.stopTimeoutMs,
     // The pool can replace a hung worker; the host alone could only abandon it.
-    batchTimeoutMs: hostOptions.batchTimeoutMs as number | undefined,
+    batchTimeoutMs: hostOptions.batchTimeoutMs === Infinity ? undefined : hostOptions.batchTimeoutMs,
     loadsTypeScript: isTs(cls.module) || isTs(ctx?.module),
-    name: String(hostOptions.name),
+    name: hostOptions.name,
   });
-  const { batchTimeoutMs: _moved, ...rest } = hostOptions;
-  rest.maxConcurrentBatches ??= pool.workers;
-  return startedHost(pool as Executor<unknown, unknown>, rest);
+  const moved = refineOptions(hostOptions, { batchTimeoutMs: Infinity, ...(concurrencyGiven ? {} : { maxConcurrentBatches: pool.workers }) });
+  return startHost(pool as Executor<unknown, unknown>, moved) as Promise<ModelHost<unknown, unknown>>;
 }
 
 function fallbackExport(value: unknown): string {

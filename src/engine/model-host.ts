@@ -8,7 +8,7 @@ import { describe, toError } from '../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
 import type { RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
-import { fail, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
+import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
 import type { LatencyModelView, QueuedRequestInfo, ReleaseDecision, ReleaseReason } from '../core/policy';
 import type { BatchFunction, Executor } from '../executors/executor';
 import { runBatch, type BatchRunHost } from './batch-run';
@@ -127,8 +127,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
           `as the first argument, got ${describe(batchFn)}`,
       );
     }
-    this.#o = resolveOptions(where, options);
-    const batcher = ((options as HostOptions<In, Out, Batch, BatchOut>).batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
+    // Entry points that checked the options already (createHost, createOnnxHost) hand them resolved.
+    this.#o = isResolved(options) ? options : resolveOptions(where, options);
+    const batcher = (this.#o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
     const executor = this.#executor;
     const pipeline: PipelineConfig<In, Out, Batch, BatchOut> = {
