@@ -168,7 +168,8 @@ export function fail(where: string, key: string, expected: string, got: unknown,
   throw new Err(`${where}: expected \`${key}\` to be ${expected}, got ${describe(got)}`);
 }
 
-function positiveInteger(where: string, key: string, value: unknown, allowInfinity: boolean): number {
+/** An integer from 1 and up (or Infinity when allowed): TypeError for a non-number, RangeError otherwise. @internal */
+export function positiveInteger(where: string, key: string, value: unknown, allowInfinity = false): number {
   if (typeof value !== 'number') fail(where, key, 'an integer from 1 and up', value);
   if (allowInfinity && value === Infinity) return value;
   if (!Number.isInteger(value) || value < 1) {
@@ -287,7 +288,8 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   return out;
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
+/** A copy without the keys whose value is `undefined` (so they do not override defaults). @internal */
+export function stripUndefined<T extends object>(o: T): Partial<T> {
   const out: Partial<T> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { checkMs, fail, rejectUnknownKeys } from '../../core/options';
+import { checkMs, fail, positiveInteger, rejectUnknownKeys } from '../../core/options';
 import type { TensorFactory } from '../../tensor/tensor-like';
 
 /**
@@ -129,11 +129,6 @@ export const WORKER_OPTION_KEYS: readonly string[] = [
 
 let warnedOversubscribed = false;
 
-function integerFrom1(where: string, key: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) fail(where, key, 'an integer from 1 and up', value, typeof value === 'number' ? RangeError : TypeError);
-  return value;
-}
-
 /** Validates the options (types only; the module is resolved by `start()`). @internal */
 export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWorkerOptions {
   let where = 'WorkerExecutor';
@@ -146,8 +141,8 @@ export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWo
   if (typeof options.module !== 'string' || options.module === '') fail(where, 'module', 'a module path or id (a non-empty string)', options.module);
   const exportName = options.export ?? 'default';
   if (typeof exportName !== 'string' || exportName === '') fail(where, 'export', 'an export name (a non-empty string)', exportName);
-  const workers = options.workers === undefined ? 1 : integerFrom1(where, 'workers', options.workers);
-  const intra = options.intraOpNumThreads === undefined ? undefined : integerFrom1(where, 'intraOpNumThreads', options.intraOpNumThreads);
+  const workers = options.workers === undefined ? 1 : positiveInteger(where, 'workers', options.workers);
+  const intra = options.intraOpNumThreads === undefined ? undefined : positiveInteger(where, 'intraOpNumThreads', options.intraOpNumThreads);
   if (options.resourceLimits !== undefined && (typeof options.resourceLimits !== 'object' || options.resourceLimits === null)) {
     fail(where, 'resourceLimits', 'an object like { maxOldGenerationSizeMb }', options.resourceLimits);
   }
