@@ -1,5 +1,5 @@
 import type { TimerHandle } from '../core/clock';
-import { isError, toError } from '../core/describe';
+import { toError } from '../core/describe';
 import { DeadlineExceededError } from '../core/errors';
 import type { RequestOutcome } from '../core/observer';
 import type { ResolvedOptions } from '../core/options';
@@ -17,8 +17,8 @@ export interface BatchRunHost<In, Out> {
   readonly reporter: Reporter;
   /** Requests still queued, for the batch event. */
   queued(): number;
-  /** Returns false if the request was already settled (timed out or aborted while running). */
-  resolve(r: PendingRequest<In, Out>, value: Out, report: boolean): boolean;
+  /** Settles each request with its own result; returns how many got a value. One call per batch. */
+  settle(batch: readonly PendingRequest<In, Out>[], results: ReadonlyArray<Out | Error>): number;
   reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
   /** The batch takes a slot and counts in the stats. */
   started(requests: number, rows: number): void;
@@ -84,14 +84,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
       if (finished) return;
       // Read before settling: settling clears each request's context.
       const contexts = reporter.captures ? batch.map((r) => r.extras?.context) : EMPTY;
-      const report = reporter.requests;
-      let succeeded = 0;
-      for (let i = 0; i < batch.length; i++) {
-        const value = result.results[i];
-        const r = batch[i] as PendingRequest<In, Out>;
-        if (isError(value)) host.reject(r, value, 'error');
-        else if (host.resolve(r, value as Out, report)) succeeded++;
-      }
+      const succeeded = host.settle(batch, result.results);
       o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
       if (reportBatch) {
         let waitSum = 0;

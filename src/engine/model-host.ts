@@ -4,7 +4,7 @@
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
 import { systemClock, type TimerHandle } from '../core/clock';
-import { describe, toError } from '../core/describe';
+import { describe, isError, toError } from '../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
 import type { RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
@@ -35,14 +35,6 @@ export interface StopOptions {
 type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
 
 const resolved = Promise.resolve();
-// One executor for every request's promise: it hands out resolve/reject through these two slots
-// (the executor runs synchronously), so no closure is allocated per request.
-let nextResolve: (value: unknown) => void = () => undefined;
-let nextReject: (error: Error) => void = () => undefined;
-const capture = (res: (value: unknown) => void, rej: (error: Error) => void): void => {
-  nextResolve = res;
-  nextReject = rej;
-};
 // Once per process: a policy that throws per decision would otherwise flood stderr.
 let warnedPolicy = false;
 
@@ -158,7 +150,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       pipeline: pipeline as PipelineConfig<In, Out, unknown, unknown>,
       reporter: this.#reporter,
       queued: () => this.#queue.size,
-      resolve: (r, value, report) => this.#resolve(r, value, report),
+      settle: (batch, results) => this.#settle(batch, results),
       reject: (r, error, outcome) => this.#reject(r, error, outcome),
       started: (requests, rows) => {
         this.#inFlight++;
@@ -241,9 +233,12 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
     const now = this.#burstNow();
-    const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
-    const req = new PendingRequest<In, Out>(item, rows, now, nextResolve, nextReject);
-    const captures = this.#reporter.captures;
+    let req!: PendingRequest<In, Out>;
+    const promise = new Promise<Out>((resolve, reject) => {
+      req = new PendingRequest<In, Out>(item, rows, now, resolve, reject);
+    });
+    // Read from the options, not through the reporter: this is the per-request path.
+    const captures = o.observer?.captureContext !== undefined;
     if (timeoutMs !== Infinity || signal !== undefined || priority !== 0 || captures) {
       const x = (req.extras = new RequestExtras());
       x.priority = priority;
@@ -538,6 +533,19 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     } else if (r.state === RequestState.Running) {
       this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while its batch was running; its result will be discarded`, reason), 'aborted');
     }
+  }
+
+  /** Settles a finished batch's requests, each with its own result; returns how many got a value. */
+  #settle(batch: readonly PendingRequest<In, Out>[], results: ReadonlyArray<Out | Error>): number {
+    const report = this.#reporter.requests;
+    let succeeded = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const value = results[i];
+      const r = batch[i] as PendingRequest<In, Out>;
+      if (isError(value)) this.#reject(r, value, 'error');
+      else if (this.#resolve(r, value as Out, report)) succeeded++;
+    }
+    return succeeded;
   }
 
   /** Returns false if the request was already settled (timed out or aborted while running). */
