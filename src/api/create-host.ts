@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { fail, HOST_OPTION_KEYS, refineOptions, rejectUnknownKeys, resolveOptions, type ResolvedOptions } from '../core/options';
+import { fail, HOST_OPTION_KEYS, optionKeys, refineOptions, rejectUnknownKeys, resolveOptions, type HostOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
@@ -129,24 +129,27 @@ export interface HostedWorkerOptions
   contextExport?: string;
 }
 
-const WORKER_KEYS = [
-  'workers',
-  'intraOpNumThreads',
-  'resourceLimits',
-  'transferBatch',
-  'startTimeoutMs',
-  'stopTimeoutMs',
-  'classModule',
-  'classExport',
-  'contextModule',
-  'contextExport',
-];
+const WORKER_KEYS = optionKeys<HostedWorkerOptions>({
+  workers: true,
+  intraOpNumThreads: true,
+  resourceLimits: true,
+  transferBatch: true,
+  startTimeoutMs: true,
+  stopTimeoutMs: true,
+  classModule: true,
+  classExport: true,
+  contextModule: true,
+  contextExport: true,
+});
 
 /** A class that constructs `T` (tsyringe resolves constructors of any arity). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- constructors of any arity
 export type Constructor<T> = new (...args: any[]) => T;
 
-const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', 'stopExecutor', ...HOST_OPTION_KEYS];
+const CREATE_HOST_KEYS = [
+  ...optionKeys<Omit<CreateHostOptions, keyof HostOptions<unknown, unknown>>>({ container: true, context: true, method: true, executor: true, stopExecutor: true }),
+  ...HOST_OPTION_KEYS,
+];
 
 /**
  * Builds a started {@link ModelHost} for a model class with an `@batching` method: creates a child

@@ -143,8 +143,17 @@ export interface ResolvedOptions {
   clock: Clock;
 }
 
-/** One entry per key of `HostOptions`: the compiler fails here when a key is added or removed. */
-const HOST_KEYS: { readonly [K in keyof HostOptions<unknown, unknown>]-?: true } = {
+/**
+ * The keys of an options type as a list for the unknown-key checks, written as a map with one
+ * entry per key so that the compiler fails when the type gains or loses a key. Map order is the
+ * order error messages list them in. @internal
+ */
+export function optionKeys<T>(keys: { readonly [K in keyof T]-?: true }): readonly string[] {
+  return Object.keys(keys);
+}
+
+/** Every key `HostOptions` knows, for the unknown-key checks of every entry point. @internal */
+export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   maxBatchSize: true,
   maxDelayMs: true,
   maxConcurrentBatches: true,
@@ -158,10 +167,7 @@ const HOST_KEYS: { readonly [K in keyof HostOptions<unknown, unknown>]-?: true }
   name: true,
   observer: true,
   clock: true,
-};
-
-/** Every key `HostOptions` knows, for the unknown-key checks of every entry point. @internal */
-export const HOST_OPTION_KEYS: readonly string[] = Object.keys(HOST_KEYS);
+});
 
 /** @internal */
 export function fail(where: string, key: string, expected: string, got: unknown, Err = TypeError): never {

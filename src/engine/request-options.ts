@@ -1,5 +1,7 @@
-import { checkMs, fail, rejectUnknownKeys } from '../core/options';
+import { checkMs, fail, optionKeys, rejectUnknownKeys } from '../core/options';
 import type { RequestOptions } from '../core/options';
+
+const REQUEST_KEYS = optionKeys<RequestOptions>({ signal: true, timeoutMs: true, priority: true });
 
 /**
  * Checks one call's options; returns the error to reject with, if any. Shared by every host a
@@ -9,7 +11,7 @@ export function checkRequestOptions(name: string, options: RequestOptions): Erro
   const where = `${name}.inference`;
   try {
     if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
-    rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
+    rejectUnknownKeys(where, options, REQUEST_KEYS);
     if (options.timeoutMs !== undefined) checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
     if (options.priority !== undefined && (typeof options.priority !== 'number' || !Number.isFinite(options.priority))) {
       fail(where, 'priority', 'a finite number (larger runs first)', options.priority);

@@ -5,7 +5,7 @@ import { startHost } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { HOST_OPTION_KEYS, refineOptions, resolveOptions, type HostOptions } from '../core/options';
+import { HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { TensorData } from '../tensor/dtypes';
 import { describeModel, type BatchAxis, type ModelDescription } from './describe-model';
@@ -54,7 +54,7 @@ export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>
   readonly model: ModelDescription;
 };
 
-const OWN_KEYS = ['session', 'batchAxes', 'outputs'];
+const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ session: true, batchAxes: true, outputs: true });
 
 /**
  * Loads an ONNX model and returns a started batching host for it, in one call: concurrent

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { checkMs, fail, positiveInteger, rejectUnknownKeys } from '../../core/options';
+import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../../core/options';
 import type { TensorFactory } from '../../tensor/tensor-like';
 
 /**
@@ -122,10 +122,10 @@ export interface ResolvedWorkerOptions {
 }
 
 /** Every key {@link WorkerExecutorOptions} knows. @internal */
-export const WORKER_OPTION_KEYS: readonly string[] = [
-  'module', 'export', 'workers', 'intraOpNumThreads', 'resourceLimits', 'workerData',
-  'batchTimeoutMs', 'transferBatch', 'loadsTypeScript', 'tensor', 'startTimeoutMs', 'stopTimeoutMs', 'name',
-];
+export const WORKER_OPTION_KEYS = optionKeys<WorkerExecutorOptions>({
+  module: true, export: true, workers: true, intraOpNumThreads: true, resourceLimits: true, workerData: true,
+  batchTimeoutMs: true, transferBatch: true, loadsTypeScript: true, tensor: true, startTimeoutMs: true, stopTimeoutMs: true, name: true,
+});
 
 let warnedOversubscribed = false;
 

@@ -1,7 +1,7 @@
 import { createConnection, type Socket } from 'node:net';
 import { describe } from '../../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
-import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
@@ -52,7 +52,7 @@ export interface ConnectHostOptions {
   tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
-const KEYS = ['connectTimeoutMs', 'minBackoffMs', 'maxBackoffMs', 'timeoutMs', 'maxFrameBytes', 'tensor'];
+const KEYS = optionKeys<ConnectHostOptions>({ connectTimeoutMs: true, minBackoffMs: true, maxBackoffMs: true, timeoutMs: true, maxFrameBytes: true, tensor: true });
 
 interface Pending {
   readonly resolve: (value: unknown) => void;
