@@ -1,11 +1,12 @@
 // Over 400 lines on purpose: this file is the hot path read top to bottom (inference → schedule →
 // decide → take → run → settle) plus the lifecycle that guards it, all on one class's private
-// state. Stats, reporting, the queue view, the batch run and the request checks live beside it.
+// state. Stats, reporting, the queue view, the batch run, the wake timer, the settle errors and
+// the request checks live beside it.
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
-import { systemClock, type TimerHandle } from '../core/clock';
+import { systemClock } from '../core/clock';
 import { describe, isError, toError } from '../core/describe';
-import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
+import { AbortError, HostStoppedError, QueueFullError } from '../core/errors';
 import type { RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
 import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
@@ -18,7 +19,9 @@ import { Reporter } from './reporting';
 import { PendingRequest, RequestExtras, RequestState } from './request';
 import { checkRequestOptions } from './request-options';
 import { RequestQueue } from './request-queue';
+import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
+import { WakeTimer } from './wake-timer';
 
 export type { HostStats } from './stats';
 
@@ -86,8 +89,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   readonly #expireNow = (): void => {
     this.#nowCached = false;
   };
-  #wakeTimer: TimerHandle | undefined;
-  #wakeAt = Infinity;
+  readonly #wake: WakeTimer;
   #inFlight = 0;
   #runningRequests = 0;
   readonly #stats = new StatsCounters();
@@ -140,6 +142,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       },
     };
     const clock = this.#o.clock;
+    this.#wake = new WakeTimer(clock, () => this.#schedule());
     this.#reporter = new Reporter(this.#o.name, this.#o.observer, () => clock.now());
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the batch run settles through the host's private methods
     const host = this;
@@ -310,7 +313,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         this.#reject(r, new RangeError(`${this.#o.name}: maxBatchSize was lowered to ${max}, below this request's ${r.rows} rows`), 'error');
       }
     }
-    this.#clearWake();
+    this.#wake.clear();
     this.#schedule();
   }
 
@@ -338,13 +341,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       for (const r of this.#queue.clear()) {
         this.#reject(r, new HostStoppedError(`${this.#o.name}: the host was stopped without draining before this request ran`), 'stopped');
       }
-      this.#clearWake();
+      this.#wake.clear();
     }
     if (this.#stopPromise === undefined) {
       this.#stopPromise = (async () => {
         this.#schedule();
         await this.onIdle();
-        this.#clearWake();
+        this.#wake.clear();
         if (this.#lifecycle !== 'new') {
           await this.#startPromise?.catch(() => undefined);
           await this.#executor.stop?.();
@@ -403,13 +406,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       const decision = this.#decide();
       if (decision.shed !== undefined && decision.shed.length > 0) this.#shed(decision.shed);
       if (!decision.release) {
-        if (decision.wakeAt !== undefined) this.#setWake(decision.wakeAt);
+        if (decision.wakeAt !== undefined) this.#wake.set(decision.wakeAt);
         return;
       }
       let batch = queue.take(Math.max(1, Math.min(decision.maxRows, o.maxBatchSize)));
       // A policy that allows fewer rows than the head request carries must not stall the queue.
       if (batch.length === 0) batch = queue.take(o.maxBatchSize);
-      this.#clearWake();
+      this.#wake.clear();
       if (batch.length === 0) return; // everything waiting was just shed
       this.#run(batch, decision.reason);
     }
@@ -450,38 +453,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (!(r instanceof PendingRequest) || r.state !== RequestState.Queued) continue;
       this.#queue.discard(r);
       const waited = now - r.enqueuedAt;
-      this.#reject(
-        r,
-        new DeadlineExceededError(
-          `${o.name}: shed by prediction after ${fmt(waited)} ms in the queue: the '${o.policy.name}' policy predicted ` +
-            'it could not finish within its latency budget (maxLatencyMs or timeoutMs); it never ran',
-          'shed',
-          'queued',
-          waited,
-        ),
-        'shed',
-      );
+      this.#reject(r, shedByPrediction(o.name, waited, o.policy.name), 'shed');
     }
     this.#notifyIdle();
-  }
-
-  #setWake(at: number): void {
-    if (this.#wakeTimer !== undefined && this.#wakeAt === at) return;
-    this.#clearWake();
-    const clock = this.#o.clock;
-    this.#wakeAt = at;
-    this.#wakeTimer = clock.setTimer(() => {
-      this.#wakeTimer = undefined;
-      this.#wakeAt = Infinity;
-      this.#schedule();
-    }, Math.max(0, at - clock.now()));
-  }
-
-  #clearWake(): void {
-    if (this.#wakeTimer === undefined) return;
-    this.#o.clock.clearTimer(this.#wakeTimer);
-    this.#wakeTimer = undefined;
-    this.#wakeAt = Infinity;
   }
 
   /** A batch slot is free again (a batch, or a group on a lent slot, finished): wake whoever waits. */
@@ -504,23 +478,10 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const limit = r.deadline - r.enqueuedAt;
     if (r.state === RequestState.Queued) {
       this.#queue.discard(r);
-      this.#reject(
-        r,
-        new DeadlineExceededError(`${o.name}: timed out after ${fmt(elapsed)} ms in the queue (timeoutMs ${limit}); it never ran`, 'timeout', 'queued', elapsed),
-        'timeout',
-      );
+      this.#reject(r, timedOutQueued(o.name, elapsed, limit), 'timeout');
       this.#notifyIdle();
     } else if (r.state === RequestState.Running) {
-      this.#reject(
-        r,
-        new DeadlineExceededError(
-          `${o.name}: timed out after ${fmt(elapsed)} ms (timeoutMs ${limit}) while its batch was running; its result will be discarded`,
-          'timeout',
-          'running',
-          elapsed,
-        ),
-        'timeout',
-      );
+      this.#reject(r, timedOutRunning(o.name, elapsed, limit), 'timeout');
     }
   }
 
@@ -528,10 +489,10 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const reason = r.extras?.signal?.reason;
     if (r.state === RequestState.Queued) {
       this.#queue.discard(r);
-      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while queued; it never ran`, reason), 'aborted');
+      this.#reject(r, abortedQueued(this.#o.name, reason), 'aborted');
       this.#notifyIdle();
     } else if (r.state === RequestState.Running) {
-      this.#reject(r, new AbortError(`${this.#o.name}: the request was aborted while its batch was running; its result will be discarded`, reason), 'aborted');
+      this.#reject(r, abortedRunning(this.#o.name, reason), 'aborted');
     }
   }
 
@@ -604,8 +565,4 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
-}
-
-function fmt(ms: number): string {
-  return Number.isInteger(ms) ? String(ms) : ms.toFixed(1);
 }
