@@ -1,11 +1,11 @@
 import type { TimerHandle } from '../core/clock';
 import { toError } from '../core/describe';
-import { DeadlineExceededError } from '../core/errors';
 import type { RequestOutcome } from '../core/observer';
 import type { ResolvedOptions } from '../core/options';
 import type { ReleaseReason } from '../core/policy';
 import { runPipeline, type PipelineConfig } from './pipeline';
 import type { Reporter } from './reporting';
+import { batchTimedOut } from './settle-errors';
 import { RequestState, type PendingRequest } from './request';
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
@@ -59,16 +59,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
       if (finished) return;
       const elapsed = o.clock.now() - startedAt;
       for (const r of batch) {
-        host.reject(
-          r,
-          new DeadlineExceededError(
-            `${o.name}: the batch this request was in ran longer than batchTimeoutMs (${o.batchTimeoutMs} ms); its result will be discarded`,
-            'batch-timeout',
-            'running',
-            o.clock.now() - r.enqueuedAt,
-          ),
-          'timeout',
-        );
+        host.reject(r, batchTimedOut(o.name, o.batchTimeoutMs, o.clock.now() - r.enqueuedAt), 'timeout');
       }
       o.policy.observe?.({ rows, requests: batch.length, runMs: elapsed, ok: false });
       finish();

@@ -17,6 +17,15 @@ export function timedOutRunning(host: string, elapsed: number, limit: number): D
   );
 }
 
+export function batchTimedOut(host: string, batchTimeoutMs: number, elapsed: number): DeadlineExceededError {
+  return new DeadlineExceededError(
+    `${host}: the batch this request was in ran longer than batchTimeoutMs (${batchTimeoutMs} ms); its result will be discarded`,
+    'batch-timeout',
+    'running',
+    elapsed,
+  );
+}
+
 export function shedByPrediction(host: string, waited: number, policy: string): DeadlineExceededError {
   return new DeadlineExceededError(
     `${host}: shed by prediction after ${fmt(waited)} ms in the queue: the '${policy}' policy predicted ` +
