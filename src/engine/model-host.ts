@@ -38,6 +38,16 @@ export interface StopOptions {
 type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
 
 const resolved = Promise.resolve();
+// One executor for every request's promise: it hands out resolve/reject through these two slots
+// (the executor runs synchronously), so no closure is allocated per request. Measured: ~20 ns
+// (9%) less CPU per request in the overhead scenario (docs/performance.md, "The shared promise
+// executor").
+let nextResolve: (value: unknown) => void = () => undefined;
+let nextReject: (error: Error) => void = () => undefined;
+const capture = (res: (value: unknown) => void, rej: (error: Error) => void): void => {
+  nextResolve = res;
+  nextReject = rej;
+};
 // Once per process: a policy that throws per decision would otherwise flood stderr.
 let warnedPolicy = false;
 
@@ -236,10 +246,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
     const now = this.#burstNow();
-    let req!: PendingRequest<In, Out>;
-    const promise = new Promise<Out>((resolve, reject) => {
-      req = new PendingRequest<In, Out>(item, rows, now, resolve, reject);
-    });
+    const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
+    const req = new PendingRequest<In, Out>(item, rows, now, nextResolve, nextReject);
     // Read from the options, not through the reporter: this is the per-request path.
     const captures = o.observer?.captureContext !== undefined;
     if (timeoutMs !== Infinity || signal !== undefined || priority !== 0 || captures) {
