@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { createWorkerHost } from '../src/api/create-worker-host';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import { ConcatBatcher } from '../src/batchers/concat-batcher';
 import type { TensorLike } from '../src/tensor/tensor-like';
 import {

@@ -7,7 +7,7 @@
  *   npx ts-node bench/memory.ts --quick
  */
 import { spawnSync } from 'node:child_process';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import { closedLoop, fmt, gc, main, pick, Progress, report, table, tick, writeResults, type TargetResult } from './harness';
 import { concatBatchFn, loadModels, type BenchModel } from './models';
 

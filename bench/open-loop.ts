@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import {
   closedLoop,
   fmt,

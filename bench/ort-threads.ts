@@ -11,7 +11,7 @@
  * Not part of `npm run bench`: it answers one question about onnxruntime, not about microbatch.
  */
 import * as ort from 'onnxruntime-node';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import { closedLoop } from './harness';
 import { CLS_PATH, concatBatchFn, type BenchModel } from './models';
 (async () => {

@@ -6,7 +6,7 @@
  *   npx ts-node bench/overhead.ts --quick
  */
 import DataLoader from 'dataloader';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import {
   alternate,
   closedLoop,

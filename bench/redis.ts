@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../src/api/model-host';
-import { connectHost, serveHost } from '../src/executors/socket';
+import { ModelHost } from '../src/engine/model-host';
+import { connectHost, serveHost } from '../src/remote/socket';
 import { connectRedisHost, serveHostOnRedis } from '../src/remote/redis';
 import { redisUnavailable, startRedis } from '../test/support/redis-server';
 import { alternate, closedLoop, fmt, main, median, pick, Progress, ratio, report, Samples, sleep, summarize, table, writeResults, type Side } from './harness';

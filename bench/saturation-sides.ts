@@ -6,7 +6,7 @@
  * pre-formed batches.
  */
 import { join } from 'node:path';
-import { ModelHost } from '../src/api/model-host';
+import { ModelHost } from '../src/engine/model-host';
 import { createWorkerHost } from '../src/api/create-worker-host';
 import { ConcatBatcher } from '../src/batchers/concat-batcher';
 import type { TensorLike } from '../src/tensor/tensor-like';

@@ -33,14 +33,14 @@ class Sentiment extends Proxy<string, number> {
     texts.forEach((text, i) => {
       for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
         const j = VOCAB.indexOf(word);
-        if (j >= 0) counts[i * VOCAB.length + j] += 1;
+        if (j >= 0) counts[i * VOCAB.length + j]! += 1;
       }
     });
     return texts.map((text, i) => {
       // A bad item gets an Error in its slot, so its batch-mates still get their scores.
       if (text.trim() === '') return new TypeError('cannot score an empty text');
       let logit = 0;
-      VOCAB.forEach((word, j) => (logit += counts[i * VOCAB.length + j] * WEIGHTS[word]));
+      VOCAB.forEach((word, j) => (logit += counts[i * VOCAB.length + j]! * WEIGHTS[word]!));
       return 1 / (1 + Math.exp(-logit));
     });
   }
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const show = (r: PromiseSettledResult<number>): string => (r.status === 'fulfilled' ? r.value.toFixed(3) : `${r.reason.name}: ${r.reason.message}`);
 
   // 100 concurrent callers, each sending one text; item 41 is empty.
-  const texts = Array.from({ length: 100 }, (_, i) => (i === 41 ? '' : REVIEWS[i % REVIEWS.length]));
+  const texts = Array.from({ length: 100 }, (_, i) => (i === 41 ? '' : REVIEWS[i % REVIEWS.length]!));
   const settled = await Promise.allSettled(texts.map((t) => p.inference(t)));
   console.log(`${texts.length} requests served by ${p.batchSizes.length} model calls (batch sizes ${p.batchSizes.join(', ')})`);
   settled.forEach((r, i) => {

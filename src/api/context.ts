@@ -79,7 +79,7 @@ export class ContextProviderError extends MicrobatchError {
 }
 
 /** A token as a message shows it. @internal */
-export function describeToken(token: unknown): string {
+function describeToken(token: unknown): string {
   if (typeof token === 'symbol') return token.toString();
   if (typeof token === 'string') return JSON.stringify(token);
   if (typeof token === 'function') return `class ${token.name || '(anonymous)'}`;

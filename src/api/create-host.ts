@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { fail, HOST_OPTION_KEYS, rejectUnknownKeys, resolveOptions } from '../core/options';
+import { fail, HOST_OPTION_KEYS, optionKeys, refineOptions, rejectUnknownKeys, resolveOptions, type HostOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
@@ -13,8 +13,9 @@ import { findModuleExport, type ExportLocation } from '../executors/worker/find-
 import type { WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
-import { classifyPlacement, hostOnExecutor, startedHost } from './host-on-executor';
-import { ModelHost } from './model-host';
+import { classifyPlacement, hostOnExecutor } from './host-on-executor';
+import type { ModelHost } from '../engine/model-host';
+import { startHost } from '../engine/start-host';
 
 /**
  * Options of {@link createHost}: where the class is resolved, its context, which method to batch,
@@ -128,24 +129,27 @@ export interface HostedWorkerOptions
   contextExport?: string;
 }
 
-const WORKER_KEYS = [
-  'workers',
-  'intraOpNumThreads',
-  'resourceLimits',
-  'transferBatch',
-  'startTimeoutMs',
-  'stopTimeoutMs',
-  'classModule',
-  'classExport',
-  'contextModule',
-  'contextExport',
-];
+const WORKER_KEYS = optionKeys<HostedWorkerOptions>({
+  workers: true,
+  intraOpNumThreads: true,
+  resourceLimits: true,
+  transferBatch: true,
+  startTimeoutMs: true,
+  stopTimeoutMs: true,
+  classModule: true,
+  classExport: true,
+  contextModule: true,
+  contextExport: true,
+});
 
 /** A class that constructs `T` (tsyringe resolves constructors of any arity). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- constructors of any arity
 export type Constructor<T> = new (...args: any[]) => T;
 
-const CREATE_HOST_KEYS = ['container', 'context', 'method', 'executor', 'stopExecutor', ...HOST_OPTION_KEYS];
+const CREATE_HOST_KEYS = [
+  ...optionKeys<Omit<CreateHostOptions, keyof HostOptions<unknown, unknown>>>({ container: true, context: true, method: true, executor: true, stopExecutor: true }),
+  ...HOST_OPTION_KEYS,
+];
 
 /**
  * Builds a started {@link ModelHost} for a model class with an `@batching` method: creates a child
@@ -213,10 +217,11 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   const picked = findBatchMethod(Class, method, where);
   const hostOptions: Record<string, unknown> = { name: `${nameOf(Class)}.${String(picked.method)}`, ...picked.options };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) hostOptions[k] = v;
-  // Checked before any provider runs: a typo must not cost a model load.
-  resolveOptions(where, hostOptions);
-  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, hostOptions, where);
-  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, hostOptions, placement.options as HostedWorkerOptions, where);
+  // Checked once, here, before any provider runs: a typo must not cost a model load.
+  const resolved = resolveOptions(where, hostOptions);
+  const concurrencyGiven = hostOptions.maxConcurrentBatches !== undefined;
+  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
+  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, concurrencyGiven, placement.options as HostedWorkerOptions, where);
 
   const loaded = await loadContext(container, context, where);
   let instance: object;
@@ -236,9 +241,7 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
     run: (batch) => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
     stop: () => releaseContext(loaded, where, [instance]),
   };
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(inline, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
-  await host.start();
-  return host;
+  return startHost(inline, resolved) as Promise<ModelHost<unknown, unknown>>;
 }
 
 /** `createHost` with `executor: 'worker'`: the class and its context are built in each worker. */
@@ -246,7 +249,8 @@ async function hostInWorkers(
   Class: Constructor<object>,
   context: ContextProviders | undefined,
   method: string | symbol,
-  hostOptions: Record<string, unknown>,
+  hostOptions: ResolvedOptions,
+  concurrencyGiven: boolean,
   o: HostedWorkerOptions,
   where: string,
 ): Promise<ModelHost<unknown, unknown>> {
@@ -296,13 +300,12 @@ async function hostInWorkers(
     startTimeoutMs: o.startTimeoutMs,
     stopTimeoutMs: o.stopTimeoutMs,
     // The pool can replace a hung worker; the host alone could only abandon it.
-    batchTimeoutMs: hostOptions.batchTimeoutMs as number | undefined,
+    batchTimeoutMs: hostOptions.batchTimeoutMs === Infinity ? undefined : hostOptions.batchTimeoutMs,
     loadsTypeScript: isTs(cls.module) || isTs(ctx?.module),
-    name: String(hostOptions.name),
+    name: hostOptions.name,
   });
-  const { batchTimeoutMs: _moved, ...rest } = hostOptions;
-  rest.maxConcurrentBatches ??= pool.workers;
-  return startedHost(pool as Executor<unknown, unknown>, rest);
+  const moved = refineOptions(hostOptions, { batchTimeoutMs: Infinity, ...(concurrencyGiven ? {} : { maxConcurrentBatches: pool.workers }) });
+  return startHost(pool as Executor<unknown, unknown>, moved) as Promise<ModelHost<unknown, unknown>>;
 }
 
 function fallbackExport(value: unknown): string {

@@ -2,7 +2,8 @@ import type { Batcher } from '../core/batcher';
 import type { HostOptions } from '../core/options';
 import { WORKER_OPTION_KEYS, type WorkerExecutorOptions } from '../executors/worker/options';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
-import { ModelHost } from './model-host';
+import type { ModelHost } from '../engine/model-host';
+import { startHost } from '../engine/start-host';
 
 /**
  * Options of {@link createWorkerHost}: the worker pool's ({@link WorkerExecutorOptions}) and the
@@ -57,12 +58,5 @@ export async function createWorkerHost(options: WorkerHostOptions<unknown, unkno
   }
   const executor = new WorkerExecutor(workerOptions as unknown as WorkerExecutorOptions);
   hostOptions.maxConcurrentBatches ??= executor.workers;
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as HostOptions<unknown, unknown, unknown, unknown> & { batcher: Batcher<unknown, unknown> });
-  try {
-    await host.start();
-  } catch (e) {
-    await host.stop({ drain: false }).catch(() => undefined);
-    throw e;
-  }
-  return host;
+  return startHost(executor, hostOptions as unknown as HostOptions<unknown, unknown, unknown, unknown>);
 }

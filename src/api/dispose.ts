@@ -8,7 +8,7 @@
 type Closer = () => unknown;
 
 /** The one method that releases `value`, bound to it, or `undefined` when it has none. @internal */
-export function disposerOf(value: unknown): Closer | undefined {
+function disposerOf(value: unknown): Closer | undefined {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   const v = value as Record<string | symbol, unknown>;
   for (const key of [Symbol.asyncDispose, Symbol.dispose, 'dispose', 'release'] as const) {

@@ -2,7 +2,7 @@ import type { RequestOptions } from '../core/options';
 import { HostStoppedError } from '../core/errors';
 import type { BatchMethodKey, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, getBatchingMetadata, nameOf } from './batching-metadata';
-import { ModelHost } from './model-host';
+import { ModelHost } from '../engine/model-host';
 
 /**
  * An instance of a class with an `@batching` method, with the members the decorator generates:

@@ -1,9 +1,8 @@
-import type { Batcher } from '../core/batcher';
-import { fail } from '../core/options';
+import { fail, refineOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
-import type { BatchingOptions } from './batching-metadata';
-import { ModelHost } from './model-host';
+import type { ModelHost } from '../engine/model-host';
+import { startHost } from '../engine/start-host';
 
 /** What `createHost`'s `executor` option turned out to be. @internal */
 export type Placement =
@@ -50,32 +49,17 @@ export function classifyPlacement(where: string, value: unknown): Placement {
 export async function hostOnExecutor(
   executor: Executor<unknown, unknown> & { readonly concurrency?: unknown },
   stopExecutor: boolean,
-  hostOptions: Record<string, unknown>,
+  options: ResolvedOptions,
+  concurrencyGiven: boolean,
   where: string,
 ): Promise<ModelHost<unknown, unknown>> {
-  hostOptions.maxConcurrentBatches ??= concurrencyOf(executor, where);
+  const hostOptions = concurrencyGiven ? options : refineOptions(options, { maxConcurrentBatches: concurrencyOf(executor, where) });
   // Called as methods, so that class-based pools (WorkerExecutor, piscina) keep their `this`.
   const adapter: Executor<unknown, unknown> = { run: (batch) => executor.run(batch) };
   if (executor.start !== undefined) adapter.start = () => executor.start!();
   // A shared pool outlives each host: leaving out stop() makes ModelHost.stop() skip it.
   if (stopExecutor && executor.stop !== undefined) adapter.stop = () => executor.stop!();
-  return startedHost(adapter, hostOptions);
-}
-
-/**
- * A host on `executor`, started: `createHost` resolves only once batches can run. A failed start
- * stops the host again, so nothing it began (workers, a pool) outlives the rejection.
- * @internal
- */
-export async function startedHost(executor: Executor<unknown, unknown>, hostOptions: Record<string, unknown>): Promise<ModelHost<unknown, unknown>> {
-  const host = new ModelHost<unknown, unknown, unknown, unknown>(executor, hostOptions as unknown as BatchingOptions & { batcher: Batcher<unknown, unknown> });
-  try {
-    await host.start();
-  } catch (e) {
-    await host.stop({ drain: false }).catch(() => undefined);
-    throw e;
-  }
-  return host as ModelHost<unknown, unknown>;
+  return startHost(adapter, hostOptions);
 }
 
 function concurrencyOf(executor: Executor<unknown, unknown> & { readonly concurrency?: unknown }, where: string): number {

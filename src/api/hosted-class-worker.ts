@@ -12,7 +12,7 @@ import type { WorkerContext } from '../executors/worker/protocol';
 import type { WorkerBatchObject } from '../executors/worker/worker-target';
 import { loadExport } from '../executors/worker/find-export';
 import { loadContext, releaseContext, type ContextProviders } from './context';
-import { WorkerInfo } from './worker-context-token';
+import { WorkerInfo } from './tokens';
 
 /** What `createHost` tells each worker. @internal */
 export interface HostedClassData {

@@ -1,7 +1,7 @@
 import type { Batcher } from '../core/batcher';
 import type { HostOptions, RequestOptions, TunableOptions } from '../core/options';
-import type { HostStats, StopOptions } from './model-host';
-import { ModelHost } from './model-host';
+import type { HostStats, StopOptions } from '../engine/model-host';
+import { ModelHost } from '../engine/model-host';
 
 /**
  * Options of a {@link Proxy}: the host options, with `maxBatchSize` required.

@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: this is the worked example of a custom Batcher (docs/batchers.md),
+// kept whole so it reads as one; about a third is the TSDoc of its options and the per-key
+// error helpers that make a bad input name its key and its request.
 import type { Batcher, Merged, Partition } from '../core/batcher';
 import { describe, toError } from '../core/describe';
 import { BatchSizeMismatchError } from '../core/errors';

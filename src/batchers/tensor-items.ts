@@ -45,7 +45,7 @@ const TENSOR_LAYOUT: Layout = Object.freeze({ kind: 'tensor', names: Object.free
  * wins over a record, so a record is never mistaken for a tensor unless it has all three fields.
  * @internal
  */
-export function layoutOf(value: unknown): Layout | undefined {
+function layoutOf(value: unknown): Layout | undefined {
   if (isTensorLike(value)) return TENSOR_LAYOUT;
   if (Array.isArray(value)) return { kind: 'tuple', names: value.map((_, i) => String(i)) };
   if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) return { kind: 'record', names: Object.keys(value) };
@@ -53,7 +53,7 @@ export function layoutOf(value: unknown): Layout | undefined {
 }
 
 /** The tensors of `value` in `layout`'s order. @internal */
-export function tensorsIn(value: unknown, layout: Layout): unknown[] {
+function tensorsIn(value: unknown, layout: Layout): unknown[] {
   if (layout.kind === 'tensor') return [value];
   return layout.names.map((n) => (value as Record<string, unknown>)[n]);
 }

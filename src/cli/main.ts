@@ -65,7 +65,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
 }
 
 if (require.main === module) {
-  run(process.argv.slice(2)).then((code) => {
+  // run() turns every failure into an exit code, so this promise does not reject.
+  void run(process.argv.slice(2)).then((code) => {
     if (code !== undefined) process.exit(code);
   });
 }

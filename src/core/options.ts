@@ -135,39 +135,47 @@ export interface ResolvedOptions {
   maxLatencyMs: number;
   batchTimeoutMs: number;
   policy: ReleasePolicy;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  batcher: Batcher<any, any, any, any, any> | undefined;
   isolateErrors: boolean;
   name: string;
   observer: HostObserver | undefined;
   clock: Clock;
 }
 
-const TUNABLE_KEYS = [
-  'maxBatchSize',
-  'maxDelayMs',
-  'maxConcurrentBatches',
-  'maxQueueSize',
-  'timeoutMs',
-  'maxLatencyMs',
-  'batchTimeoutMs',
-] as const;
+/**
+ * The keys of an options type as a list for the unknown-key checks, written as a map with one
+ * entry per key so that the compiler fails when the type gains or loses a key. Map order is the
+ * order error messages list them in. @internal
+ */
+export function optionKeys<T>(keys: { readonly [K in keyof T]-?: true }): readonly string[] {
+  return Object.keys(keys);
+}
 
-/** Every key `HostOptions` knows, for the unknown-key check. @internal */
-export const HOST_OPTION_KEYS: readonly string[] = [
-  ...TUNABLE_KEYS,
-  'policy',
-  'batcher',
-  'isolateErrors',
-  'name',
-  'observer',
-  'clock',
-];
+/** Every key `HostOptions` knows, for the unknown-key checks of every entry point. @internal */
+export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
+  maxBatchSize: true,
+  maxDelayMs: true,
+  maxConcurrentBatches: true,
+  maxQueueSize: true,
+  timeoutMs: true,
+  maxLatencyMs: true,
+  batchTimeoutMs: true,
+  policy: true,
+  batcher: true,
+  isolateErrors: true,
+  name: true,
+  observer: true,
+  clock: true,
+});
 
 /** @internal */
 export function fail(where: string, key: string, expected: string, got: unknown, Err = TypeError): never {
   throw new Err(`${where}: expected \`${key}\` to be ${expected}, got ${describe(got)}`);
 }
 
-function positiveInteger(where: string, key: string, value: unknown, allowInfinity: boolean): number {
+/** An integer from 1 and up (or Infinity when allowed): TypeError for a non-number, RangeError otherwise. @internal */
+export function positiveInteger(where: string, key: string, value: unknown, allowInfinity = false): number {
   if (typeof value !== 'number') fail(where, key, 'an integer from 1 and up', value);
   if (allowInfinity && value === Infinity) return value;
   if (!Number.isInteger(value) || value < 1) {
@@ -199,7 +207,7 @@ export function resolveTunable(where: string, options: Partial<TunableOptions>, 
 }
 
 /** The defaults of every optional tunable. @internal */
-export const TUNABLE_DEFAULTS: Omit<Required<TunableOptions>, 'maxBatchSize'> = {
+const TUNABLE_DEFAULTS: Omit<Required<TunableOptions>, 'maxBatchSize'> = {
   maxDelayMs: 0,
   maxConcurrentBatches: 1,
   maxQueueSize: Infinity,
@@ -217,7 +225,28 @@ export function rejectUnknownKeys(where: string, options: object, known: readonl
   }
 }
 
-/** Validates host options and fills in defaults. @internal */
+/** Options that {@link resolveOptions} made, so the host built from them does not check them again. */
+const resolved = new WeakSet<ResolvedOptions>();
+
+/** True for options made by {@link resolveOptions} (or {@link refineOptions}). @internal */
+export function isResolved(options: unknown): options is ResolvedOptions {
+  return typeof options === 'object' && options !== null && resolved.has(options as ResolvedOptions);
+}
+
+/**
+ * Resolved options with values an entry point computed itself (a default name, its own batcher, a
+ * concurrency that follows its pool): trusted, so not checked again. @internal
+ */
+export function refineOptions(options: ResolvedOptions, patch: Partial<ResolvedOptions>): ResolvedOptions {
+  const out = { ...options, ...patch };
+  resolved.add(out);
+  return out;
+}
+
+/**
+ * Validates host options and fills in defaults: called once per host, by the entry point that
+ * received the options (the `ModelHost` constructor when called directly). @internal
+ */
 export function resolveOptions(where: string, options: unknown): ResolvedOptions {
   if (typeof options === 'number') options = { maxBatchSize: options };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -252,17 +281,21 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
       fail(where, 'batcher', 'an object with merge(items) and split(output, ctx) methods', o.batcher);
     }
   }
-  return {
+  const out: ResolvedOptions = {
     ...tunable,
     policy,
+    batcher: o.batcher,
     isolateErrors: o.isolateErrors ?? false,
     name: o.name ?? 'microbatch',
     observer: o.observer,
     clock,
   };
+  resolved.add(out);
+  return out;
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
+/** A copy without the keys whose value is `undefined` (so they do not override defaults). @internal */
+export function stripUndefined<T extends object>(o: T): Partial<T> {
   const out: Partial<T> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;

@@ -27,8 +27,6 @@ export interface QueueView {
   readonly inFlight: number;
   /** Batch slots free now (`maxConcurrentBatches - inFlight`, at least 1 when asked). */
   readonly freeSlots: number;
-  /** True while `stop({ drain: true })` is answering what was accepted (the host then releases without asking). */
-  readonly draining: boolean;
   /** The host's current limits. */
   readonly maxBatchSize: number;
   /** The host's current batching window. */

@@ -1,10 +1,11 @@
 import { basename } from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelHost } from '../api/model-host';
+import type { ModelHost } from '../engine/model-host';
+import { startHost } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { HOST_OPTION_KEYS, resolveOptions, type HostOptions } from '../core/options';
+import { HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { TensorData } from '../tensor/dtypes';
 import { describeModel, type BatchAxis, type ModelDescription } from './describe-model';
@@ -53,7 +54,7 @@ export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>
   readonly model: ModelDescription;
 };
 
-const OWN_KEYS = ['session', 'batchAxes', 'outputs'];
+const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ session: true, batchAxes: true, outputs: true });
 
 /**
  * Loads an ONNX model and returns a started batching host for it, in one call: concurrent
@@ -93,7 +94,7 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
     throw new TypeError(`${where}: expected \`outputs\` to be an array of output names, got ${describe(outputs)}`);
   }
   // Check the host options now, so that a typo does not cost a model load first.
-  resolveOptions(where, customBatcher === undefined ? hostOptions : { ...hostOptions, batcher: customBatcher });
+  const resolved = resolveOptions(where, customBatcher === undefined ? hostOptions : { ...hostOptions, batcher: customBatcher });
   const ort = loadOrt();
   const session = await loadSession(source, sessionOptions);
   try {
@@ -140,12 +141,11 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
       },
       stop: () => session.release(),
     };
-    const host = new ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, { ...hostOptions, name, batcher });
+    const host = await startHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, refineOptions(resolved, { name, batcher }));
     Object.defineProperties(host, {
       session: { value: session, enumerable: true },
       model: { value: model, enumerable: true },
     });
-    await host.start();
     return host as OnnxHost;
   } catch (e) {
     await session.release().catch(() => undefined);

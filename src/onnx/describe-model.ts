@@ -160,7 +160,7 @@ export function describeModel(session: SessionMetadata, options: DescribeModelOp
 }
 
 /** `[N, 3, 48, 192]`: dims as the messages print them. @internal */
-export function formatDims(dims: ReadonlyArray<number | string>): string {
+function formatDims(dims: ReadonlyArray<number | string>): string {
   return `[${dims.join(', ')}]`;
 }
 

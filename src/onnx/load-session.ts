@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { describe } from '../core/describe';
+import { stripUndefined } from '../core/options';
 import { ModelLoadError } from './errors';
 import { loadOrt } from './runtime';
 
@@ -150,10 +151,4 @@ async function toModelInput(where: string, source: ModelSource): Promise<string 
 function isArrayBufferLike(value: unknown): value is ArrayBufferLike {
   const tag = Object.prototype.toString.call(value);
   return tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]';
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
-  return out;
 }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { Tensor } from 'onnxruntime-node';
-import type { ModelHost } from '../api/model-host';
+import type { ModelHost } from '../engine/model-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import type { HostOptions } from '../core/options';

@@ -1,4 +1,4 @@
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { AdaptivePolicy, adaptivePolicy } from '../../src/core/adaptive-policy';
 import { DeadlineExceededError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
@@ -53,7 +53,6 @@ function view(over: Partial<QueueView> & { reqs: QueuedRequestInfo[] }): QueueVi
     earliestDeadline: () => Math.min(...reqs.map((r) => r.deadline)),
     inFlight: 0,
     freeSlots: 1,
-    draining: false,
     maxBatchSize: 16,
     maxDelayMs: 0,
     maxLatencyMs: Infinity,

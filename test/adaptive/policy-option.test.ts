@@ -1,4 +1,4 @@
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { LatencyModel } from '../../src/core/latency-model';
 import { ManualClock } from '../../src/core/manual-clock';
 import { ControlledModel, settle } from '../support/controlled-model';

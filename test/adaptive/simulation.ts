@@ -3,7 +3,7 @@
  * from a seeded RNG, the model's run time is `a + b·rows` (a clock timer), and nothing real waits.
  * Shared by the simulation test and the script that draws `docs/adaptive-latency-vs-load.svg`.
  */
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { AdaptivePolicy, type AdaptiveStats } from '../../src/core/adaptive-policy';
 import type { LatencyModelState } from '../../src/core/latency-model';
 import { ManualClock } from '../../src/core/manual-clock';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Tensor } from 'onnxruntime-node';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { BucketBatcher } from '../../src/batchers/bucket-batcher';
 import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import { DictBatcher, type KeyAxis } from '../../src/batchers/dict-batcher';

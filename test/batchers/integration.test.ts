@@ -4,7 +4,7 @@ import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import { DictBatcher } from '../../src/batchers/dict-batcher';
 import { PadBatcher } from '../../src/batchers/pad-batcher';
 import { TensorInputError } from '../../src/batchers/tensor-input-error';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { BatchSizeMismatchError } from '../../src/core/errors';
 import type { BatchEvent } from '../../src/core/observer';
 import type { TensorLike } from '../../src/tensor/tensor-like';

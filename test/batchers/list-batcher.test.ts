@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 import type { TensorLike } from '../../src/tensor/tensor-like';
 import { ALL_TYPES, plain, tensor } from './tensors';

@@ -10,7 +10,6 @@ function view(over: Partial<QueueView> & { deadline?: number } = {}): QueueView 
     earliestDeadline: () => deadline,
     inFlight: 0,
     freeSlots: 1,
-    draining: false,
     maxBatchSize: 8,
     maxDelayMs: 0,
     maxLatencyMs: Infinity,

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { DeadlineExceededError, HostStoppedError } from '../../src/core/errors';
 import { createWorkerHost } from '../../src/api/create-worker-host';
 import { WorkerCrashedError, WorkerExecutor, WorkerStartError } from '../../src/executors/worker';

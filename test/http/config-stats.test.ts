@@ -1,6 +1,7 @@
 import { createOnnxHost } from '../../src/onnx';
 import { createInferenceServer } from '../../src/http';
-import { call, gate, gatedBody, gatedHost, modelFiles, waitFor } from './helpers';
+import { call, gate, gatedBody, gatedHost, modelFiles } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // Triton's model configuration and statistics extensions, which operators' tools read.
 

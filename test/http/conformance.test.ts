@@ -1,7 +1,8 @@
 import Ajv from 'ajv';
 import { createOnnxHost, type OnnxHost } from '../../src/onnx';
 import { createInferenceServer, type InferenceServer } from '../../src/http';
-import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles, waitFor, type Reply } from './helpers';
+import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles, type Reply } from './helpers';
+import { waitFor } from '../support/wait-for';
 import { OIP_SCHEMAS, OIP_SHARED_SCHEMAS } from './fixtures/open-inference-schemas';
 import { TRITON_SCHEMAS, TRITON_SHARED_SCHEMAS } from './fixtures/triton-extension-schemas';
 

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { createOnnxHost, type OnnxHost } from '../../src/onnx';
 import { createInferenceServer, DEFAULT_LIMITS, type InferenceServer } from '../../src/http';
 import type { ReleasePolicy } from '../../src/core/policy';
-import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles, waitFor } from './helpers';
+import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // Every failure has its status and a JSON body `{ error: "<message>", code }` naming the problem,
 // and nothing a client sends takes the server down.

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import type { HostOptions } from '../../src/core/options';
 import type { ServableModel } from '../../src/http';
 import type { TensorLike } from '../../src/tensor/tensor-like';
@@ -121,11 +121,3 @@ export function gatedBody(a = 1, b = 2): unknown {
   return jsonInputs({ X: { shape: [1, 2], data: [a, b] } });
 }
 
-/** Polls `check` until it holds (5 s at most): for states a test cannot await directly. */
-export async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('waitFor: condition not met in 5 s');
-}

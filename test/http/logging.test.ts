@@ -1,6 +1,7 @@
 import { createInferenceServer, type LogOptions } from '../../src/http';
 import { ServerLogger } from '../../src/http/logger';
-import { call, gate, gatedBody, gatedHost, jsonInputs, waitFor } from './helpers';
+import { call, gate, gatedBody, gatedHost, jsonInputs } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // Logs an operator can live with: an overload writes a summary, not a line per refused request.
 // The clock is injected and the summary is flushed by close(), so no test waits on time.

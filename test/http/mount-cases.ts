@@ -3,7 +3,8 @@
  * that express.test.ts and fastify.test.ts run against their real framework.
  */
 import { createInferenceServer, type InferenceServer } from '../../src/http';
-import { call, gate, gatedBody, gatedHost, waitFor } from './helpers';
+import { call, gate, gatedBody, gatedHost } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 /** An app with the inference server mounted (under `prefix` when given), listening on `port`. */
 export interface MountedApp {

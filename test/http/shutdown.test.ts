@@ -2,14 +2,10 @@ import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { createInferenceServer, handleShutdownSignals } from '../../src/http';
 import { call, gate, gatedBody, gatedHost } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // close() and SIGTERM drain: requests already received are answered, new connections are refused,
 // and the hosts stop after their queues are empty.
-
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!check()) throw new Error('waitFor: condition not met in 5 s');
-}
 
 test('close({ drain: true }): in-flight requests are answered, new ones refused, then the host stops', async () => {
   const hold = gate();

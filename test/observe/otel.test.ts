@@ -10,7 +10,7 @@ import {
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { ManualClock } from '../../src/core/manual-clock';
 import { otelInstrumentation } from '../../src/observe/otel';
 import { ControlledModel, settle, track } from '../support/controlled-model';

@@ -1,5 +1,5 @@
 import { register as globalRegistry, Registry } from 'prom-client';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { ManualClock } from '../../src/core/manual-clock';
 import { combineObservers } from '../../src/observe/combine';
 import { batchSizeBuckets } from '../../src/observe/common';

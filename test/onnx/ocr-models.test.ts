@@ -1,5 +1,5 @@
 import { type InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { BucketBatcher } from '../../src/batchers/bucket-batcher';
 import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import { PadBatcher } from '../../src/batchers/pad-batcher';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { createWorkerHost } from '../../src/api/create-worker-host';
 import { mlpModel, seeded } from '../support/onnx-models';
 

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { expectTypeOf } from 'expect-type';
 import { batching } from '../../src/api/batching';
 import { createHost } from '../../src/api/create-host';
-import type { ModelHost } from '../../src/api/model-host';
+import type { ModelHost } from '../../src/engine/model-host';
 import type { Batcher } from '../../src/core/batcher';
 import { WorkerExecutor } from '../../src/executors/worker';
 

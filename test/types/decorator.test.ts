@@ -10,7 +10,7 @@ import { batching } from '../../src/api/batching';
 import { createHost } from '../../src/api/create-host';
 import { asBatched, type Batched } from '../../src/api/generated-inference';
 import { OnnxSession } from '../../src/api/tokens';
-import type { ModelHost } from '../../src/api/model-host';
+import type { ModelHost } from '../../src/engine/model-host';
 import type { Batcher } from '../../src/core/batcher';
 
 interface Tensor {

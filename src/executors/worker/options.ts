@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { checkMs, fail, rejectUnknownKeys } from '../../core/options';
+import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../../core/options';
 import type { TensorFactory } from '../../tensor/tensor-like';
 
 /**
@@ -122,17 +122,12 @@ export interface ResolvedWorkerOptions {
 }
 
 /** Every key {@link WorkerExecutorOptions} knows. @internal */
-export const WORKER_OPTION_KEYS: readonly string[] = [
-  'module', 'export', 'workers', 'intraOpNumThreads', 'resourceLimits', 'workerData',
-  'batchTimeoutMs', 'transferBatch', 'loadsTypeScript', 'tensor', 'startTimeoutMs', 'stopTimeoutMs', 'name',
-];
+export const WORKER_OPTION_KEYS = optionKeys<WorkerExecutorOptions>({
+  module: true, export: true, workers: true, intraOpNumThreads: true, resourceLimits: true, workerData: true,
+  batchTimeoutMs: true, transferBatch: true, loadsTypeScript: true, tensor: true, startTimeoutMs: true, stopTimeoutMs: true, name: true,
+});
 
 let warnedOversubscribed = false;
-
-function integerFrom1(where: string, key: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) fail(where, key, 'an integer from 1 and up', value, typeof value === 'number' ? RangeError : TypeError);
-  return value;
-}
 
 /** Validates the options (types only; the module is resolved by `start()`). @internal */
 export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWorkerOptions {
@@ -146,8 +141,8 @@ export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWo
   if (typeof options.module !== 'string' || options.module === '') fail(where, 'module', 'a module path or id (a non-empty string)', options.module);
   const exportName = options.export ?? 'default';
   if (typeof exportName !== 'string' || exportName === '') fail(where, 'export', 'an export name (a non-empty string)', exportName);
-  const workers = options.workers === undefined ? 1 : integerFrom1(where, 'workers', options.workers);
-  const intra = options.intraOpNumThreads === undefined ? undefined : integerFrom1(where, 'intraOpNumThreads', options.intraOpNumThreads);
+  const workers = options.workers === undefined ? 1 : positiveInteger(where, 'workers', options.workers);
+  const intra = options.intraOpNumThreads === undefined ? undefined : positiveInteger(where, 'intraOpNumThreads', options.intraOpNumThreads);
   if (options.resourceLimits !== undefined && (typeof options.resourceLimits !== 'object' || options.resourceLimits === null)) {
     fail(where, 'resourceLimits', 'an object like { maxOldGenerationSizeMb }', options.resourceLimits);
   }

@@ -1,5 +1,5 @@
 import { checkMs, fail } from '../../core/options';
-import type { SocketTensorReviver } from '../../executors/socket/codec';
+import type { SocketTensorReviver } from '../socket/codec';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { checkUrl, RedisConnection, type ConnectionEvents } from './connection';
 import { CLIENT_ID, redisKeys, type RedisKeys } from './keys';
@@ -47,9 +47,6 @@ export interface RedisOptions {
    */
   tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
-
-/** The keys of {@link RedisOptions}, for the unknown-option check of each side. @internal */
-export const COMMON_KEYS: ReadonlyArray<keyof RedisOptions> = ['url', 'model', 'group', 'claimIdleMs', 'connectTimeoutMs', 'maxEntryBytes', 'tensor'];
 
 /** The options both sides share, checked once. @internal */
 export interface CheckedOptions {

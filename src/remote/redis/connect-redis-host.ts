@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
-import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
-import type { SocketTensorReviver } from '../../executors/socket/codec';
-import { HostUnavailableError } from '../../executors/socket/errors';
-import { COMMON_KEYS, commonOptions, ConnectionPair, type RedisOptions } from './common';
+import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import { checkRequestOptions } from '../../engine/request-options';
+import type { SocketTensorReviver } from '../socket/codec';
+import { HostUnavailableError } from '../socket/errors';
+import { commonOptions, ConnectionPair, type RedisOptions } from './common';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeReply, encodeRequest } from './entry';
 import type { RedisKeys } from './keys';
@@ -28,7 +29,9 @@ export interface ConnectRedisHostOptions extends RedisOptions {
   timeoutMs?: number;
 }
 
-const KEYS = [...COMMON_KEYS, 'timeoutMs'];
+const KEYS = optionKeys<ConnectRedisHostOptions>({
+  url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true, timeoutMs: true,
+});
 
 /** Counters of a front end, read with {@link RedisHostClient.stats}. */
 export interface RedisHostClientStats {
@@ -180,19 +183,12 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     let timeoutMs = this.#timeoutMs;
     let priority: number | undefined;
     let signal: AbortSignal | undefined;
-    try {
-      if (options !== undefined) {
-        if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
-        rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
-        if (options.timeoutMs !== undefined) timeoutMs = checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
-        if (options.priority !== undefined) {
-          if (typeof options.priority !== 'number' || !Number.isFinite(options.priority)) fail(where, 'priority', 'a finite number', options.priority);
-          priority = options.priority;
-        }
-        signal = options.signal;
-      }
-    } catch (e) {
-      return Promise.reject(e as Error);
+    if (options !== undefined) {
+      const bad = checkRequestOptions(this.#where, options);
+      if (bad !== undefined) return Promise.reject(bad);
+      if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
+      priority = options.priority;
+      signal = options.signal;
     }
     if (signal?.aborted) return Promise.reject(new AbortError(`${this.#where}: the request was aborted before it was sent`, signal.reason));
     if (!this.#commands.up) return Promise.reject(this.#unavailable('cannot reach Redis'));

@@ -1,5 +1,5 @@
-import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../../executors/socket/codec';
-import { FrameDecoder } from '../../executors/socket/framing';
+import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../socket/codec';
+import { FrameDecoder } from '../socket/framing';
 import { CLIENT_ID } from './keys';
 
 /**

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { toError } from '../../core/describe';
 import { DeliveryLimitError } from '../../core/errors';
-import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
-import type { SocketTensorReviver } from '../../executors/socket/codec';
-import { COMMON_KEYS, commonOptions, ConnectionPair, type RedisOptions } from './common';
+import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import type { SocketTensorReviver } from '../socket/codec';
+import { commonOptions, ConnectionPair, type RedisOptions } from './common';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
@@ -61,7 +61,10 @@ export interface ServeHostOnRedisOptions extends RedisOptions {
   replyTtlMs?: number;
 }
 
-const KEYS = [...COMMON_KEYS, 'consumer', 'maxDeliveries', 'blockMs', 'replyTtlMs'];
+const KEYS = optionKeys<ServeHostOnRedisOptions>({
+  url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true,
+  consumer: true, maxDeliveries: true, blockMs: true, replyTtlMs: true,
+});
 
 /** Counters of a replica, read with {@link RedisReplica.stats}. */
 export interface RedisReplicaStats {

@@ -3,19 +3,13 @@ import { AbortError, DeadlineExceededError, DeliveryLimitError, HostStoppedError
 import { connectRedisHost, serveHostOnRedis, type RedisHostClient } from '../../../src/remote/redis';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { ControlledModel, settle } from '../../support/controlled-model';
+import { waitFor } from '../../support/wait-for';
 
 let redis: RedisServer;
 let model = 0;
 /** A fresh model name per test: tests share one server, never its keys. */
 const nextModel = (): string => `m${++model}`;
 
-async function waitFor(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`waitFor: ${what} did not happen within ${ms} ms`);
-}
 
 describeWithRedis('microbatch/redis with a real redis-server', () => {
   beforeAll(async () => {
@@ -46,7 +40,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       expect(sizes.reduce((s, n) => s + n, 0)).toBe(24);
       expect(Math.max(...sizes)).toBeGreaterThan(1); // batched, across both front ends
       // The replica counts an answer when Redis confirms it, just after the caller may have heard it.
-      await waitFor(() => replica.stats.answered === 24, 'all answers confirmed');
+      await waitFor(() => replica.stats.answered === 24, 10_000, 'all answers confirmed');
       expect(replica.stats).toMatchObject({ pulled: 24, answered: 24, inFlight: 0, refused: 0 });
       expect(a.stats).toMatchObject({ sent: 12, answered: 12, inFlight: 0, duplicatesDropped: 0 });
       // A front end's reply stream expires by itself (replyTtlMs after its last answer): one that dies leaves nothing.
@@ -68,12 +62,12 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const name = nextModel();
     const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
     const answers = Promise.all([1, 2, 3].map((x) => front.inference(x)));
-    await waitFor(() => front.stats.sent === 3, 'three requests sent');
+    await waitFor(() => front.stats.sent === 3, 10_000, 'three requests sent');
     expect(front.ready).toBe(false);
     const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => x + 100), { maxBatchSize: 8 });
     const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
     await expect(answers).resolves.toEqual([101, 102, 103]);
-    await waitFor(() => front.ready, 'the front end sees the replica');
+    await waitFor(() => front.ready, 10_000, 'the front end sees the replica');
     await front.close();
     await replica.close();
     await host.stop();
@@ -114,19 +108,19 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
     try {
       const first = front.inference(1);
-      await waitFor(() => m.calls.length === 1, 'the first batch runs');
+      await waitFor(() => m.calls.length === 1, 10_000, 'the first batch runs');
       const later = [2, 3, 4, 5, 6].map((x) => front.inference(x));
-      await waitFor(() => front.stats.sent === 6, 'all sent');
+      await waitFor(() => front.stats.sent === 6, 10_000, 'all sent');
       // Several read rounds pass: the replica must not take what it cannot start.
       await new Promise((r) => setTimeout(r, 300));
       expect(replica.stats.pulled).toBe(1);
       expect(host.stats.queued).toBe(0);
       m.answer(0, (x) => x * 10);
       await expect(first).resolves.toBe(10);
-      await waitFor(() => m.calls.length === 2, 'the next batch runs');
+      await waitFor(() => m.calls.length === 2, 10_000, 'the next batch runs');
       expect(m.calls[1]!.items).toEqual([2, 3, 4, 5]); // a full batch, pulled once the slot was free
       m.answer(1, (x) => x * 10);
-      await waitFor(() => m.calls.length === 3, 'the rest runs');
+      await waitFor(() => m.calls.length === 3, 10_000, 'the rest runs');
       m.answer(2, (x) => x * 10);
       await expect(Promise.all(later)).resolves.toEqual([20, 30, 40, 50, 60]);
     } finally {
@@ -179,7 +173,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       const host = new ModelHost(async (xs: readonly number[]) => (ran.push(...xs), xs), { maxBatchSize: 8 });
       const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
       await expect(front.inference(5)).resolves.toBe(5);
-      await waitFor(() => replica.stats.expired === 1, 'the expired entry is skipped');
+      await waitFor(() => replica.stats.expired === 1, 10_000, 'the expired entry is skipped');
       expect(ran).toEqual([5]);
       expect(await raw.sendCommand(['XLEN', `mb:{${name}}:req`])).toBe(0);
       await replica.close();
@@ -218,11 +212,11 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       const stream = `mb:{${name}}:req`;
       await raw.sendCommand(['XADD', stream, '*', 'hello', 'world']);
       await raw.sendCommand(['XADD', stream, '*', 'v', '1', 'f', front.id, 'r', '777', 't', '', 'p', '', 'm', 'garbage']);
-      await waitFor(() => replica.stats.undecodable === 2, 'both bad entries are read');
+      await waitFor(() => replica.stats.undecodable === 2, 10_000, 'both bad entries are read');
       await expect(front.inference(3)).resolves.toBe(3); // the replica goes on
       // The entry with a reply address, and the good one (counted when Redis confirms, just after the caller hears).
-      await waitFor(() => replica.stats.answered === 2, 'both answers confirmed');
-      await waitFor(() => front.stats.duplicatesDropped === 1, 'the error answer reaches the front end, which has no caller for it');
+      await waitFor(() => replica.stats.answered === 2, 10_000, 'both answers confirmed');
+      await waitFor(() => front.stats.duplicatesDropped === 1, 10_000, 'the error answer reaches the front end, which has no caller for it');
       expect(replica.stats.refused).toBe(0);
       expect(await raw.sendCommand(['XLEN', stream])).toBe(0);
     } finally {
@@ -241,7 +235,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const stream = `mb:{${name}}:req`;
     try {
       const answer = front.inference(66);
-      await waitFor(() => front.stats.sent === 1, 'sent');
+      await waitFor(() => front.stats.sent === 1, 10_000, 'sent');
       await new Promise((r) => setTimeout(r, 10));
       // Two replicas that died holding it: read it, and read it again after it was claimed.
       await raw.sendCommand(['XREADGROUP', 'GROUP', 'replicas', 'dead-1', 'COUNT', '1', 'STREAMS', stream, '>']);
@@ -273,7 +267,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const front: RedisHostClient<number, number> = await connectRedisHost<number, number>({ url: redis.url, model: name, timeoutMs: 60_000 });
     try {
       const inFlight = front.inference(1).catch((e: unknown) => e) as Promise<Error>;
-      await waitFor(() => m.calls.length === 1, 'the batch runs');
+      await waitFor(() => m.calls.length === 1, 10_000, 'the batch runs');
       const killedAt = Date.now();
       await redis.kill();
       const lost = await inFlight;
@@ -286,9 +280,9 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       expect(refused.message).not.toMatch(/127\.0\.0\.1:\d+@|password/);
       m.answer(0, (x) => x); // the replica's answer has nowhere to go: dropped, the replica survives
       await redis.restart();
-      await waitFor(() => front.ready, 'the front end sees the replica again', 20_000);
+      await waitFor(() => front.ready, 20_000, 'the front end sees the replica again');
       const next = front.inference(3);
-      await waitFor(() => m.calls.length === 2, 'the new request runs');
+      await waitFor(() => m.calls.length === 2, 10_000, 'the new request runs');
       m.answer(1, (x) => x * 2);
       await expect(next).resolves.toBe(6);
     } finally {

@@ -5,6 +5,7 @@ import { DeliveryLimitError } from '../../../src';
 import { connectRedisHost, type RedisHostClient } from '../../../src/remote/redis';
 import { startReplica, type ChildReplica } from '../../support/child-replica';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
+import { waitFor } from '../../support/wait-for';
 
 interface Item {
   readonly v: number;
@@ -28,13 +29,6 @@ async function replica(name: string, extra: { claimIdleMs?: number; maxDeliverie
   return r;
 }
 
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${what} did not happen within ${ms} ms`);
-}
 
 describeWithRedis('replicas in child processes', () => {
   beforeAll(async () => {
@@ -70,7 +64,7 @@ describeWithRedis('replicas in child processes', () => {
 
   test('a replica SIGKILLed right after it pulled a batch: another takes the work over, each caller gets one correct answer', async () => {
     const calls = Array.from({ length: 6 }, (_, i) => front!.inference({ v: i + 1, hold: `r${model}:go` }));
-    await until(() => front!.stats.sent === 6, 'all sent');
+    await waitFor(() => front!.stats.sent === 6, 20_000, 'all sent');
     const a = await replica('a', { claimIdleMs: 1_000 });
     await a.batchesStarted(1);
     expect(a.batches[0]).toEqual([1, 2, 3, 4, 5, 6]);
@@ -87,7 +81,7 @@ describeWithRedis('replicas in child processes', () => {
 
   test('a replica SIGSTOPped past claimIdleMs and then resumed: its late answers are refused, callers get one answer each', async () => {
     const calls = Array.from({ length: 4 }, (_, i) => front!.inference({ v: i + 1, hold: `r${model}:go` }));
-    await until(() => front!.stats.sent === 4, 'all sent');
+    await waitFor(() => front!.stats.sent === 4, 20_000, 'all sent');
     const a = await replica('a', { claimIdleMs: 800 });
     await a.batchesStarted(1);
     a.process.kill('SIGSTOP');
@@ -103,7 +97,7 @@ describeWithRedis('replicas in child processes', () => {
 
   test('a poison input in a full batch gets DeliveryLimitError after maxDeliveries; its batch-mates succeed', async () => {
     const calls = [1, 2, 3, 66, 5, 6, 7, 8].map((v) => front!.inference(v === 66 ? { v, crash: true } : { v }).catch((e: unknown) => e as Error));
-    await until(() => front!.stats.sent === 8, 'all sent');
+    await waitFor(() => front!.stats.sent === 8, 20_000, 'all sent');
     const settled = Promise.all(calls);
     let done = false;
     void settled.then(() => (done = true));

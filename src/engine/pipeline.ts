@@ -1,6 +1,6 @@
-import type { Batcher } from './batcher';
-import { toError } from './describe';
-import { BatchSizeMismatchError } from './errors';
+import type { Batcher } from '../core/batcher';
+import { toError } from '../core/describe';
+import { BatchSizeMismatchError } from '../core/errors';
 
 /** Marks a result slot the pipeline has not filled yet (a result may legitimately be `undefined`). */
 const UNSET: unique symbol = Symbol('unset');

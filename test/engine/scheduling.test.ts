@@ -1,4 +1,4 @@
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 import { ManualClock } from '../../src/core/manual-clock';
 import type { BatchEvent } from '../../src/core/observer';

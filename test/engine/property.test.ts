@@ -4,7 +4,7 @@
  * story allows, and the host keeps serving afterwards.
  */
 import fc from 'fast-check';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { AbortError, BatchSizeMismatchError, DeadlineExceededError, QueueFullError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
 import { settle } from '../support/controlled-model';

@@ -1,4 +1,4 @@
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 import type { Partition } from '../../src/core/batcher';
 import { ManualClock } from '../../src/core/manual-clock';

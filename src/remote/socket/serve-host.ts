@@ -2,7 +2,7 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { toError } from '../../core/describe';
 import type { RequestOptions } from '../../core/options';
-import { reviveTensorDefault } from '../worker/transfer';
+import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type SocketTensorReviver } from './codec';
 import { FrameDecoder } from './framing';
 import { checkMaxFrameBytes, checkPath, PROTOCOL_VERSION } from './options';

@@ -1,4 +1,4 @@
-import type { TimerHandle } from './clock';
+import type { TimerHandle } from '../core/clock';
 
 /** Life of a request: waiting in the queue, part of a running batch, or answered. */
 export enum RequestState {

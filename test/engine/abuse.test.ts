@@ -2,7 +2,7 @@
  * Every misuse a user can make of the engine, with the message they get. Each message says what
  * was expected and what came.
  */
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { Proxy } from '../../src/api/proxy';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 

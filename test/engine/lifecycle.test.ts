@@ -1,4 +1,4 @@
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { HostStoppedError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
 import { ControlledModel, settle, track } from '../support/controlled-model';

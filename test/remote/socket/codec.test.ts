@@ -1,8 +1,8 @@
 import { Tensor } from 'onnxruntime-node';
-import { decodeMessage, encodeMessage } from '../../src/executors/socket/codec';
-import { FrameDecoder, FrameTooLargeError } from '../../src/executors/socket/framing';
-import { QueueFullError } from '../../src/core/errors';
-import { reviveTensorDefault } from '../../src/executors/worker/transfer';
+import { decodeMessage, encodeMessage } from '../../../src/remote/socket/codec';
+import { FrameDecoder, FrameTooLargeError } from '../../../src/remote/socket/framing';
+import { QueueFullError } from '../../../src/core/errors';
+import { reviveTensorDefault } from '../../../src/executors/worker/transfer';
 
 // The socket framing on its own: what goes in comes out, whatever way the stream cuts it.
 

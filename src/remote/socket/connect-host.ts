@@ -1,8 +1,9 @@
 import { createConnection, type Socket } from 'node:net';
 import { describe } from '../../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
-import { checkMs, fail, rejectUnknownKeys, type RequestOptions } from '../../core/options';
-import { reviveTensorDefault } from '../worker/transfer';
+import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
+import { checkRequestOptions } from '../../engine/request-options';
+import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
 import { HostUnavailableError } from './errors';
 import { FrameDecoder } from './framing';
@@ -51,7 +52,7 @@ export interface ConnectHostOptions {
   tensor?: (type: string, data: unknown, dims: readonly number[]) => unknown;
 }
 
-const KEYS = ['connectTimeoutMs', 'minBackoffMs', 'maxBackoffMs', 'timeoutMs', 'maxFrameBytes', 'tensor'];
+const KEYS = optionKeys<ConnectHostOptions>({ connectTimeoutMs: true, minBackoffMs: true, maxBackoffMs: true, timeoutMs: true, maxFrameBytes: true, tensor: true });
 
 interface Pending {
   readonly resolve: (value: unknown) => void;
@@ -141,24 +142,17 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
    * {@link HostUnavailableError} while disconnected, and with `HostStoppedError` after `close()`.
    */
   inference(item: In, options?: RequestOptions): Promise<Out> {
-    const where = `${this.#name}.inference`;
     if (this.#state === 'closed' || this.#closing !== undefined) return Promise.reject(new HostStoppedError(`${this.#name}: the client is closed`));
     let timeoutMs = this.#timeoutMs;
     let signal: AbortSignal | undefined;
     const o: Record<string, number> = {};
-    try {
-      if (options !== undefined) {
-        if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { signal?, timeoutMs?, priority? }', options);
-        rejectUnknownKeys(where, options, ['signal', 'timeoutMs', 'priority']);
-        if (options.timeoutMs !== undefined) timeoutMs = checkMs(where, 'timeoutMs', options.timeoutMs, 'positive');
-        if (options.priority !== undefined) {
-          if (typeof options.priority !== 'number' || !Number.isFinite(options.priority)) fail(where, 'priority', 'a finite number', options.priority);
-          o.priority = options.priority;
-        }
-        signal = options.signal;
-      }
-    } catch (e) {
-      return Promise.reject(e as Error);
+    if (options !== undefined) {
+      // The engine's own checks, so a mistake reads the same whether the host is here or remote.
+      const bad = checkRequestOptions(this.#name, options);
+      if (bad !== undefined) return Promise.reject(bad);
+      if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
+      if (options.priority !== undefined) o.priority = options.priority;
+      signal = options.signal;
     }
     if (signal?.aborted) return Promise.reject(new AbortError(`${this.#name}: the request was aborted before it was sent`, signal.reason));
     const socket = this.#socket;
@@ -169,7 +163,7 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
     try {
       frame = encodeMessage({ t: 'req', id, o }, item);
     } catch (e) {
-      return Promise.reject(new TypeError(`${where}: ${(e as Error).message}`));
+      return Promise.reject(new TypeError(`${this.#name}.inference: ${(e as Error).message}`));
     }
     return new Promise<Out>((resolve, reject) => {
       const p: Pending = { resolve: resolve as (v: unknown) => void, reject, timer: undefined, signal, onAbort: undefined };

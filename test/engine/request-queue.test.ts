@@ -1,5 +1,5 @@
-import { RequestState } from '../../src/core/request';
-import { RequestQueue, type Queueable } from '../../src/core/request-queue';
+import { RequestState } from '../../src/engine/request';
+import { RequestQueue, type Queueable } from '../../src/engine/request-queue';
 
 let seq = 0;
 function entry(priority = 0, rows = 1, enqueuedAt = seq): Queueable & { id: number } {

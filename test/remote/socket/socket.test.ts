@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelHost } from '../../src/api/model-host';
-import { AbortError, BatchSizeMismatchError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../src/core/errors';
-import { connectHost, HostUnavailableError, serveHost, type SocketHostClient } from '../../src/executors/socket';
+import { ModelHost } from '../../../src/engine/model-host';
+import { AbortError, BatchSizeMismatchError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../../src/core/errors';
+import { connectHost, HostUnavailableError, serveHost, type SocketHostClient } from '../../../src/remote/socket';
+import { waitFor } from '../../support/wait-for';
 
 // A host served on a Unix socket, with clients in this process: the transport, typed errors,
 // client-side deadlines, and what clients see when the host goes away and comes back.
@@ -45,13 +46,13 @@ test('requests of two clients share a batch; per-item and typed host errors come
   try {
     expect(a.hostName).toBe('upper');
     const first = a.inference('warm'); // runs alone and holds the model
-    await until(() => model.batches.length === 1);
+    await waitFor(() => model.batches.length === 1);
     const queued = [a.inference('x'), b.inference('y'), b.inference('bad')];
-    await until(() => host.stats.queued === 3);
+    await waitFor(() => host.stats.queued === 3);
     await expect(a.inference('one too many')).rejects.toBeInstanceOf(QueueFullError);
     model.release();
     await expect(first).resolves.toBe('WARM');
-    await until(() => model.batches.length === 2);
+    await waitFor(() => model.batches.length === 2);
     model.release();
     const [x, y, bad] = await Promise.allSettled(queued);
     expect(model.batches[1]).toEqual(['x', 'y', 'bad']);
@@ -110,7 +111,7 @@ test('a host that goes away: in-flight and new requests reject with HostUnavaila
   const client: SocketHostClient<string, string> = await connectHost<string, string>(path, { minBackoffMs: 20, maxBackoffMs: 100 });
   try {
     const inFlight = client.inference('never answered');
-    await until(() => model.batches.length === 1);
+    await waitFor(() => model.batches.length === 1);
     await server.close({ graceMs: 50 });
     await expect(inFlight).rejects.toThrow(HostUnavailableError);
     await expect(inFlight).rejects.toThrow(/lost while this request was in flight/);
@@ -125,7 +126,7 @@ test('a host that goes away: in-flight and new requests reject with HostUnavaila
     server = await serveHost(host, { path });
     await client.waitForConnection(5_000);
     const back = client.inference('back');
-    await until(() => model.batches.length === 2);
+    await waitFor(() => model.batches.length === 2);
     model.release();
     await expect(back).resolves.toBe('BACK');
   } finally {
@@ -157,11 +158,23 @@ test('connectHost rejects clearly when nothing serves the path; serveHost replac
   }
 });
 
-/** Polls a condition (bounded: 5 s). */
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((r) => setTimeout(r, 5));
+test('the client checks request options with the engine\'s checks and messages', async () => {
+  const host = new ModelHost<string, string>(async (items) => items.map((s) => s.toUpperCase()), { maxBatchSize: 4, name: 'same' });
+  const path = socketPath();
+  const server = await serveHost(host, { path });
+  const client = await connectHost<string, string>(path);
+  try {
+    for (const bad of [{ priority: '1' }, { timeoutMs: 0 }, { signal: { aborted: false } }, { colour: 1 }]) {
+      const local = await host.inference('x', bad as never).catch((e: Error) => e);
+      const remote = await client.inference('x', bad as never).catch((e: Error) => e);
+      expect(remote).toBeInstanceOf(Error);
+      expect((remote as Error).constructor).toBe((local as Error).constructor);
+      // Same text after the host's name (the client is named after its socket).
+      expect((remote as Error).message.replace(/^.*?\.inference:/, '.inference:')).toBe((local as Error).message.replace(/^same\.inference:/, '.inference:'));
+    }
+  } finally {
+    await client.close();
+    await server.close();
+    await host.stop();
   }
-}
+});

@@ -1,5 +1,5 @@
 import { runInNewContext } from 'node:vm';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import { BatchSizeMismatchError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
 import { ControlledModel, settle } from '../support/controlled-model';

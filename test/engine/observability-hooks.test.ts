@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ModelHost } from '../../src/api/model-host';
+import { ModelHost } from '../../src/engine/model-host';
 import type { Batcher } from '../../src/core/batcher';
 import { DeadlineExceededError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';

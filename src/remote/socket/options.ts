@@ -1,7 +1,7 @@
 import { fail } from '../../core/options';
 
 /** Frames larger than this are refused unless configured: 256 MiB. @internal */
-export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 /** The version both ends announce; a mismatch is refused at connection time. @internal */
 export const PROTOCOL_VERSION = 1;

@@ -2,15 +2,15 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { linearModel, linearReference, seeded } from '../support/onnx-models';
+import { linearModel, linearReference, seeded } from '../../support/onnx-models';
 
 // Several processes, one model: one host process serves an onnxruntime model on a Unix socket,
 // three client processes send requests at the same time. Every answer is right, requests from
 // different processes share batches, and when the host is killed and restarted the clients get a
 // clear error, then reconnect and succeed.
 
-const ROOT = join(__dirname, '../..');
-const FIXTURES = join(__dirname, '../fixtures/workers');
+const ROOT = join(__dirname, '../../..');
+const FIXTURES = join(__dirname, '../../fixtures/workers');
 const FEATURES = 4; // socket-client.process.ts uses the same
 const OUT = 3;
 const CLIENTS = 3;

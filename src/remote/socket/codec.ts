@@ -1,5 +1,5 @@
 import { isError } from '../../core/describe';
-import { reviveError, serializeError, type WireError } from '../worker/wire-error';
+import { reviveError, serializeError, type WireError } from '../../executors/worker/wire-error';
 import { encodeFrame, type Frame } from './framing';
 
 /**

@@ -1,0 +1,116 @@
+import type { TimerHandle } from '../core/clock';
+import { toError } from '../core/describe';
+import type { RequestOutcome } from '../core/observer';
+import type { ResolvedOptions } from '../core/options';
+import type { ReleaseReason } from '../core/policy';
+import { runPipeline, type PipelineConfig } from './pipeline';
+import type { Reporter } from './reporting';
+import { batchTimedOut } from './settle-errors';
+import { RequestState, type PendingRequest } from './request';
+
+const EMPTY: readonly unknown[] = Object.freeze([]);
+
+/** What a batch run needs from its host: its current options and the ways to settle. @internal */
+export interface BatchRunHost<In, Out> {
+  readonly options: ResolvedOptions;
+  readonly pipeline: PipelineConfig<In, Out, unknown, unknown>;
+  readonly reporter: Reporter;
+  /** Requests still queued, for the batch event. */
+  queued(): number;
+  /** Settles each request with its own result; returns how many got a value. One call per batch. */
+  settle(batch: readonly PendingRequest<In, Out>[], results: ReadonlyArray<Out | Error>): number;
+  reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
+  /** The batch takes a slot and counts in the stats. */
+  started(requests: number, rows: number): void;
+  /** The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. */
+  finished(requests: number): void;
+}
+
+/**
+ * Runs one released batch: marks its requests running, runs the pipeline, settles every request
+ * with its own result, feeds the policy and the observer, and frees the slot. With
+ * `batchTimeoutMs`, a batch that runs too long is given up on: its requests reject, its slot is
+ * freed, and its late result is discarded.
+ * @internal
+ */
+export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingRequest<In, Out>[], reason: ReleaseReason): void {
+  const o = host.options;
+  const startedAt = o.clock.now();
+  let rows = 0;
+  const items = new Array<In>(batch.length);
+  for (let i = 0; i < batch.length; i++) {
+    const r = batch[i] as PendingRequest<In, Out>;
+    r.state = RequestState.Running;
+    r.startedAt = startedAt;
+    rows += r.rows;
+    items[i] = r.item;
+  }
+  host.started(batch.length, rows);
+
+  let finished = false;
+  let batchTimer: TimerHandle | undefined;
+  const finish = (): void => {
+    finished = true;
+    if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
+    host.finished(batch.length);
+  };
+  if (o.batchTimeoutMs !== Infinity) {
+    batchTimer = o.clock.setTimer(() => {
+      if (finished) return;
+      const elapsed = o.clock.now() - startedAt;
+      for (const r of batch) {
+        host.reject(r, batchTimedOut(o.name, o.batchTimeoutMs, o.clock.now() - r.enqueuedAt), 'timeout');
+      }
+      o.policy.observe?.({ rows, requests: batch.length, runMs: elapsed, ok: false });
+      finish();
+    }, o.batchTimeoutMs);
+  }
+
+  const reporter = host.reporter;
+  // Timings cost clock reads per batch: take them only when someone reads them.
+  const reportBatch = reporter.batches;
+  const timed = reportBatch || o.policy.observe !== undefined;
+  runPipeline(host.pipeline, items, timed).then(
+    (result) => {
+      if (finished) return;
+      // Read before settling: settling clears each request's context.
+      const contexts = reporter.captures ? batch.map((r) => r.extras?.context) : EMPTY;
+      const succeeded = host.settle(batch, result.results);
+      o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
+      if (reportBatch) {
+        let waitSum = 0;
+        let oldest = Infinity;
+        for (const r of batch) {
+          waitSum += startedAt - r.enqueuedAt;
+          if (r.enqueuedAt < oldest) oldest = r.enqueuedAt;
+        }
+        reporter.batch({
+          host: o.name,
+          rows,
+          requests: batch.length,
+          reason,
+          queueWaitOldestMs: startedAt - oldest,
+          queueWaitMeanMs: waitSum / batch.length,
+          mergeMs: result.mergeMs,
+          runMs: result.runMs,
+          splitMs: result.splitMs,
+          modelCalls: result.modelCalls,
+          paddingWaste: result.padding,
+          succeeded,
+          failed: batch.length - succeeded,
+          queued: host.queued(),
+          startedAt,
+          contexts,
+        });
+      }
+      finish();
+    },
+    // runPipeline turns every failure into per-item errors; this is a last line of defence.
+    (e: unknown) => {
+      if (finished) return;
+      const error = toError(e, 'microbatch');
+      for (const r of batch) host.reject(r, error, 'error');
+      finish();
+    },
+  );
+}
