@@ -9,7 +9,7 @@ import { numberFlag, onePositional, parse, UsageError, type Options } from './ar
 import { defaultThreads } from './threads';
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
-import type { RedisReplica } from '../remote/redis/serve-on-redis';
+import type { RedisReplica } from '../remote/redis/replica-types';
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]

@@ -4,69 +4,17 @@ import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } fro
 import { checkRequestOptions } from '../../engine/request-options';
 import type { SocketTensorReviver } from '../socket/codec';
 import { HostUnavailableError } from '../socket/errors';
-import { commonOptions, ConnectionPair, type RedisOptions } from './common';
+import { commonOptions, ConnectionPair } from './common';
+import type { ConnectRedisHostOptions, PublishedModel, RedisHostClientStats } from './front-end-types';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeReply, encodeRequest } from './entry';
 import type { RedisKeys } from './keys';
 import { ALIVE } from './scripts';
-import { ensureGroup, type RawEntry } from './stream';
-
-/**
- * Options of {@link connectRedisHost}.
- *
- * @example
- * ```ts
- * const options: ConnectRedisHostOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', timeoutMs: 2_000 };
- * ```
- */
-export interface ConnectRedisHostOptions extends RedisOptions {
-  /**
-   * Default per-request time limit (each call may override it). The caller is answered at once
-   * when it passes; a replica skips the request if it has not run it yet, judged by the Redis
-   * server's clock. `Infinity` means none.
-   * @default Infinity
-   */
-  timeoutMs?: number;
-}
+import { ensureGroup, lagOf, metaFields, type RawEntry } from './stream';
 
 const KEYS = optionKeys<ConnectRedisHostOptions>({
   url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true, timeoutMs: true,
 });
-
-/** Counters of a front end, read with {@link RedisHostClient.stats}. */
-export interface RedisHostClientStats {
-  /** Requests added to the stream. */
-  readonly sent: number;
-  /** Requests answered by a replica. */
-  readonly answered: number;
-  /** Requests waiting for an answer now. */
-  readonly inFlight: number;
-  /** Answers dropped because their caller was already answered (a duplicate, or late after a timeout or abort). */
-  readonly duplicatesDropped: number;
-  /** Requests in the stream not yet answered, over every front end (`XLEN`), as last polled. */
-  readonly queueDepth: number;
-  /** Requests no replica has read yet (the group's lag): the signal to autoscale on, as last polled. */
-  readonly lag: number;
-  /** Replicas seen within `claimIdleMs`, as last polled. */
-  readonly replicas: number;
-}
-
-/** One input or output of a model, as a replica publishes it. */
-export interface PublishedTensor {
-  readonly name: string;
-  /** The tensor type (`'float32'`, `'int64'`...). */
-  readonly dtype: string;
-  /** Declared dims: numbers are fixed, strings are symbolic. */
-  readonly dims: ReadonlyArray<number | string>;
-  /** The batch axis, or `'shared'`. */
-  readonly batchAxis: number | 'shared';
-}
-
-/** A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP. */
-export interface PublishedModel {
-  readonly inputs: readonly PublishedTensor[];
-  readonly outputs: readonly PublishedTensor[];
-}
 
 interface Pending {
   readonly resolve: (value: unknown) => void;
@@ -369,22 +317,6 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
       why,
     );
   }
-}
-
-function lagOf(groups: unknown[], group: string): number {
-  for (const g of groups) {
-    const fields = metaFields(g as unknown[]);
-    if (fields.name === group) return Number(fields.lag ?? 0) || 0;
-  }
-  return 0;
-}
-
-/** A flat [key, value, ...] reply (or a RESP3 map) as an object of strings. */
-function metaFields(reply: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (Array.isArray(reply)) for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = reply[i + 1] === null ? undefined : String(reply[i + 1]);
-  else if (reply !== null && typeof reply === 'object') for (const [k, v] of Object.entries(reply)) out[k] = v === null ? undefined : String(v);
-  return out;
 }
 
 /**

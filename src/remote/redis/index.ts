@@ -7,9 +7,9 @@
  * @module microbatch/redis
  */
 export { serveHostOnRedis } from './serve-on-redis';
-export type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions } from './serve-on-redis';
+export type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions } from './replica-types';
 export { connectRedisHost, RedisHostClient } from './connect-redis-host';
-export type { ConnectRedisHostOptions, PublishedModel, PublishedTensor, RedisHostClientStats } from './connect-redis-host';
+export type { ConnectRedisHostOptions, PublishedModel, PublishedTensor, RedisHostClientStats } from './front-end-types';
 export type { RedisOptions } from './common';
 export { DeliveryLimitError } from '../../core/errors';
 export { HostUnavailableError } from '../socket/errors';

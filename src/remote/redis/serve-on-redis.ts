@@ -4,101 +4,18 @@ import { toError } from '../../core/describe';
 import { DeliveryLimitError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import type { SocketTensorReviver } from '../socket/codec';
-import { commonOptions, ConnectionPair, type RedisOptions } from './common';
+import { commonOptions, ConnectionPair } from './common';
+import type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions } from './replica-types';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
 import { CLAIM, HEARTBEAT, LEAVE, RENEW, REPLY } from './scripts';
 import { ensureGroup, entryTime, serverTime, type RawEntry } from './stream';
 
-/**
- * What {@link serveHostOnRedis} serves: a host with `inference()`, and the `stats` and `options` a
- * `ModelHost` has, from which the replica computes how much work it can start now.
- *
- * @example
- * ```ts
- * const target: RedisServable = await createOnnxHost('model.onnx', { maxBatchSize: 32 });
- * ```
- */
-export interface RedisServable {
-  inference(item: never, options?: RequestOptions): Promise<unknown>;
-  readonly stats: { readonly queued: number; readonly runningBatches: number };
-  readonly options: { readonly maxBatchSize: number; readonly maxConcurrentBatches: number };
-  /** Published for front ends that serve HTTP (a host from `microbatch/onnx` has it). */
-  readonly model?: unknown;
-}
-
-/**
- * Options of {@link serveHostOnRedis}.
- *
- * @example
- * ```ts
- * const options: ServeHostOnRedisOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', claimIdleMs: 10_000 };
- * ```
- */
-export interface ServeHostOnRedisOptions extends RedisOptions {
-  /**
-   * This replica's name in the group (letters, digits, `_`, `-`).
-   * @default hostname, pid and a random suffix
-   */
-  consumer?: string;
-  /**
-   * Deliveries after which an entry that never got an answer is answered with
-   * {@link DeliveryLimitError} instead of being run again (a poison input).
-   * @default 3
-   */
-  maxDeliveries?: number;
-  /**
-   * How long one blocking read waits for new entries before the replica looks around again.
-   * @default 1000
-   */
-  blockMs?: number;
-  /**
-   * How long a front end's reply stream outlives its last reply: the reply streams of front ends
-   * that are gone expire after this.
-   * @default 60000
-   */
-  replyTtlMs?: number;
-}
-
 const KEYS = optionKeys<ServeHostOnRedisOptions>({
   url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true,
   consumer: true, maxDeliveries: true, blockMs: true, replyTtlMs: true,
 });
-
-/** Counters of a replica, read with {@link RedisReplica.stats}. */
-export interface RedisReplicaStats {
-  /** Entries read from the stream for the first time. */
-  readonly pulled: number;
-  /** Entries taken over from a replica that died or stalled. */
-  readonly reclaimed: number;
-  /** Entries answered (with a result or an error). */
-  readonly answered: number;
-  /** Entries running or waiting in the host now. */
-  readonly inFlight: number;
-  /** Entries skipped because their deadline had passed when they were read (never run). */
-  readonly expired: number;
-  /** Entries answered with {@link DeliveryLimitError}. */
-  readonly poisoned: number;
-  /** Entries that did not decode (answered with an error when they named a reply stream). */
-  readonly undecodable: number;
-  /** Answers refused because another replica had taken the entry over meanwhile. */
-  readonly refused: number;
-}
-
-/** A replica serving a host from Redis, from {@link serveHostOnRedis}. */
-export interface RedisReplica {
-  /** This replica's consumer name in the group. */
-  readonly consumer: string;
-  /** Counters. */
-  readonly stats: RedisReplicaStats;
-  /**
-   * Stops pulling, waits (at most `graceMs`) for the answers to the entries it holds, and leaves the
-   * group. Entries it could not answer in time stay pending and are taken over by another replica.
-   * Does not stop the host, which belongs to the caller. Idempotent.
-   */
-  close(options?: { graceMs?: number }): Promise<void>;
-}
 
 interface Held {
   readonly id: string;

@@ -26,3 +26,20 @@ export async function serverTime(connection: RedisConnection): Promise<number> {
 export function entryTime(id: string): number {
   return Number(id.slice(0, id.indexOf('-')));
 }
+
+/** The lag of `group` in an `XINFO GROUPS` reply (0 when unknown). @internal */
+export function lagOf(groups: unknown[], group: string): number {
+  for (const g of groups) {
+    const fields = metaFields(g as unknown[]);
+    if (fields.name === group) return Number(fields.lag ?? 0) || 0;
+  }
+  return 0;
+}
+
+/** A flat [key, value, ...] reply (or a RESP3 map) as an object of strings. @internal */
+export function metaFields(reply: unknown): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  if (Array.isArray(reply)) for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = reply[i + 1] === null ? undefined : String(reply[i + 1]);
+  else if (reply !== null && typeof reply === 'object') for (const [k, v] of Object.entries(reply)) out[k] = v === null ? undefined : String(v);
+  return out;
+}

@@ -1,0 +1,55 @@
+import type { RedisOptions } from './common';
+
+/**
+ * Options of {@link connectRedisHost}.
+ *
+ * @example
+ * ```ts
+ * const options: ConnectRedisHostOptions = { url: 'redis://10.0.0.5:6379', model: 'classifier', timeoutMs: 2_000 };
+ * ```
+ */
+export interface ConnectRedisHostOptions extends RedisOptions {
+  /**
+   * Default per-request time limit (each call may override it). The caller is answered at once
+   * when it passes; a replica skips the request if it has not run it yet, judged by the Redis
+   * server's clock. `Infinity` means none.
+   * @default Infinity
+   */
+  timeoutMs?: number;
+}
+
+
+/** Counters of a front end, read with {@link RedisHostClient.stats}. */
+export interface RedisHostClientStats {
+  /** Requests added to the stream. */
+  readonly sent: number;
+  /** Requests answered by a replica. */
+  readonly answered: number;
+  /** Requests waiting for an answer now. */
+  readonly inFlight: number;
+  /** Answers dropped because their caller was already answered (a duplicate, or late after a timeout or abort). */
+  readonly duplicatesDropped: number;
+  /** Requests in the stream not yet answered, over every front end (`XLEN`), as last polled. */
+  readonly queueDepth: number;
+  /** Requests no replica has read yet (the group's lag): the signal to autoscale on, as last polled. */
+  readonly lag: number;
+  /** Replicas seen within `claimIdleMs`, as last polled. */
+  readonly replicas: number;
+}
+
+/** One input or output of a model, as a replica publishes it. */
+export interface PublishedTensor {
+  readonly name: string;
+  /** The tensor type (`'float32'`, `'int64'`...). */
+  readonly dtype: string;
+  /** Declared dims: numbers are fixed, strings are symbolic. */
+  readonly dims: ReadonlyArray<number | string>;
+  /** The batch axis, or `'shared'`. */
+  readonly batchAxis: number | 'shared';
+}
+
+/** A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP. */
+export interface PublishedModel {
+  readonly inputs: readonly PublishedTensor[];
+  readonly outputs: readonly PublishedTensor[];
+}
