@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { linearModel, linearReference, varLengthModel } from '../support/onnx-models';
 import { call } from '../http/helpers';
+import { waitFor } from '../support/wait-for';
 
 // The `microbatch` command, spawned as a user would run it (`node bin/microbatch.js ...`), from the
 // sources (MICROBATCH_CLI_SOURCE=1), end to end over loopback.
@@ -72,8 +73,10 @@ test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, 
     expect(metrics.text).toMatch(/^process_resident_memory_bytes /m);
     expect(metrics.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
     expect((await call(port, 'GET', '/v2/nope')).status).toBe(404);
-    const logged = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-    expect(logged).toContainEqual(expect.objectContaining({ level: 'debug', status: 404, code: 'not_found', method: 'GET', path: '/v2/nope' }));
+    // The log line travels through the child's stderr pipe, which can arrive after the answer did.
+    const logged = (): unknown[] => stderr.split('\n').filter((l) => l.startsWith('{') && l.endsWith('}')).map((l) => JSON.parse(l) as unknown);
+    await waitFor(() => logged().some((l) => (l as { path?: unknown }).path === '/v2/nope'), 10_000, 'the 404 log line');
+    expect(logged()).toContainEqual(expect.objectContaining({ level: 'debug', status: 404, code: 'not_found', method: 'GET', path: '/v2/nope' }));
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

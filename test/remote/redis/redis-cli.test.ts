@@ -37,7 +37,7 @@ describeWithRedis('microbatch serve --redis', () => {
     const run = cli(['serve', join(dir, 'lin.onnx'), '--port', '0', '--workers', '0', '--redis', redis.url, '--claim-idle-ms', '2000', '--log-level', 'warn']);
     const killer = setTimeout(() => run.child.kill('SIGKILL'), 40_000);
     try {
-      for (const end = Date.now() + 30_000; !/replica \S+ of "lin"/.test(run.output().stderr) && Date.now() < end; ) {
+      for (const end = Date.now() + 30_000; !/replica \S+ of "lin".*\)\n/.test(run.output().stderr) && Date.now() < end; ) {
         if (run.child.exitCode !== null) throw new Error(`serve exited: ${run.output().stderr}`);
         await new Promise((r) => setTimeout(r, 50));
       }
