@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
+import { PendingCalls } from '../pending-calls';
 import type { SocketTensorReviver } from '../socket/codec';
 import { HostUnavailableError } from '../socket/errors';
 import { commonOptions, ConnectionPair } from './common';
@@ -15,17 +16,6 @@ import { ensureGroup, lagOf, metaFields, type RawEntry } from './stream';
 const KEYS = optionKeys<ConnectRedisHostOptions>({
   url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true, timeoutMs: true,
 });
-
-interface Pending {
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout | undefined;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: (() => void) | undefined;
-  /** The stream entry, once XADD has answered; deleted when the caller gives up. */
-  entryId: string | undefined;
-  cancelled: boolean;
-}
 
 /**
  * A front end of a model served by replicas through Redis (see {@link serveHostOnRedis}).
@@ -57,12 +47,11 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
   readonly #commands: RedisConnection;
   readonly #reader: RedisConnection;
   readonly #connections: ConnectionPair;
-  readonly #pending = new Map<string, Pending>();
+  readonly #pending = new PendingCalls<string>();
   #nextId = 1;
   #lastReply = '0-0';
   #closing: Promise<void> | undefined;
   #closed = false;
-  #drained: (() => void) | undefined;
   #readLoop: Promise<void> | undefined;
   #statusTimer: NodeJS.Timeout | undefined;
   #model: PublishedModel | undefined;
@@ -147,31 +136,28 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     } catch (e) {
       return Promise.reject(new TypeError(`${where}: ${(e as Error).message}`));
     }
-    return new Promise<Out>((resolve, reject) => {
-      const sentAt = performance.now();
-      const timer =
-        timeoutMs === Infinity
-          ? undefined
-          : setTimeout(() => {
-              const elapsed = performance.now() - sentAt;
-              this.#giveUp(requestId, new DeadlineExceededError(`${this.#where}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for a replica; its answer will be discarded`, 'timeout', 'running', elapsed));
-            }, timeoutMs);
-      const onAbort =
-        signal === undefined
-          ? undefined
-          : () => this.#giveUp(requestId, new AbortError(`${this.#where}: the request was aborted while it waited for a replica; its answer will be discarded`, signal.reason));
-      const p: Pending = { resolve: resolve as (v: unknown) => void, reject, timer, signal, onAbort, entryId: undefined, cancelled: false };
-      this.#pending.set(requestId, p);
-      if (signal !== undefined && onAbort !== undefined) signal.addEventListener('abort', onAbort, { once: true });
-      this.#stats.sent++;
-      this.#commands.command<string>(['XADD', this.#keys.requests, '*', ...fields]).then(
-        (entryId) => {
-          p.entryId = entryId;
-          if (p.cancelled) void this.#delete(entryId);
-        },
-        (e: Error) => this.#settle(requestId, this.#unavailable('could not add the request to Redis', e)),
-      );
+    // The stream entry, once XADD has answered: taken back (deleted) when the caller gives up.
+    let entryId: string | undefined;
+    let gaveUp = false;
+    const answer = this.#pending.add<Out>(requestId, {
+      timeoutMs,
+      signal,
+      timeoutError: (elapsed) => new DeadlineExceededError(`${this.#where}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for a replica; its answer will be discarded`, 'timeout', 'running', elapsed),
+      abortError: (reason) => new AbortError(`${this.#where}: the request was aborted while it waited for a replica; its answer will be discarded`, reason),
+      onGiveUp: () => {
+        gaveUp = true;
+        if (entryId !== undefined) void this.#delete(entryId);
+      },
     });
+    this.#stats.sent++;
+    this.#commands.command<string>(['XADD', this.#keys.requests, '*', ...fields]).then(
+      (id) => {
+        entryId = id;
+        if (gaveUp) void this.#delete(id);
+      },
+      (e: Error) => this.#pending.settle(requestId, this.#unavailable('could not add the request to Redis', e)),
+    );
+    return answer;
   }
 
   /** Alias of {@link RedisHostClient.inference}. */
@@ -185,7 +171,7 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+      await this.#pending.drained();
       this.#closed = true;
       clearInterval(this.#statusTimer);
       this.#reader.destroy();
@@ -270,22 +256,9 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
       this.#stats.duplicatesDropped++; // nothing to answer with: not ours to read
       return;
     }
-    if (!this.#pending.has(reply.requestId)) {
-      this.#stats.duplicatesDropped++;
-      return;
-    }
-    this.#stats.answered++;
-    if ('error' in reply) this.#settle(reply.requestId, reply.error);
-    else this.#settle(reply.requestId, undefined, reply.value);
-  }
-
-  /** The caller stopped waiting: answer it now, and take its entry back if no replica has it yet. */
-  #giveUp(requestId: string, error: Error): void {
-    const p = this.#pending.get(requestId);
-    if (p === undefined) return;
-    p.cancelled = true;
-    if (p.entryId !== undefined) void this.#delete(p.entryId);
-    this.#settle(requestId, error);
+    const settled = 'error' in reply ? this.#pending.settle(reply.requestId, reply.error) : this.#pending.settle(reply.requestId, undefined, reply.value);
+    if (settled) this.#stats.answered++;
+    else this.#stats.duplicatesDropped++;
   }
 
   /** Deletes a request entry; a replica that already read it skips or answers it, to no one. */
@@ -293,20 +266,9 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     return this.#commands.command(['XDEL', this.#keys.requests, entryId]).catch(() => undefined);
   }
 
-  #settle(requestId: string, error: Error | undefined, value?: unknown): void {
-    const p = this.#pending.get(requestId);
-    if (p === undefined) return;
-    this.#pending.delete(requestId);
-    clearTimeout(p.timer);
-    if (p.signal !== undefined && p.onAbort !== undefined) p.signal.removeEventListener('abort', p.onAbort);
-    if (error === undefined) p.resolve(value);
-    else p.reject(error);
-    if (this.#pending.size === 0) this.#drained?.();
-  }
-
   #lost(cause: Error | undefined): void {
     const error = this.#unavailable('lost its connection to Redis while the request was in flight; it may or may not have run', cause);
-    for (const id of [...this.#pending.keys()]) this.#settle(id, error);
+    this.#pending.settleAll(error);
   }
 
   #unavailable(what: string, cause?: Error): HostUnavailableError {

@@ -3,6 +3,7 @@ import { describe } from '../../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
+import { PendingCalls } from '../pending-calls';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
 import { HostUnavailableError } from './errors';
@@ -54,14 +55,6 @@ export interface ConnectHostOptions {
 
 const KEYS = optionKeys<ConnectHostOptions>({ connectTimeoutMs: true, minBackoffMs: true, maxBackoffMs: true, timeoutMs: true, maxFrameBytes: true, tensor: true });
 
-interface Pending {
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-}
-
 type State = 'connecting' | 'connected' | 'disconnected' | 'closed';
 
 /**
@@ -102,7 +95,7 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
   #lastError: Error | undefined;
   #hostName: string | undefined;
   #nextId = 1;
-  readonly #pending = new Map<number, Pending>();
+  readonly #pending = new PendingCalls<number>(() => this.#refreshRef());
   #waiters: Array<() => void> = [];
   #closing: Promise<void> | undefined;
 
@@ -165,27 +158,15 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
     } catch (e) {
       return Promise.reject(new TypeError(`${this.#name}.inference: ${(e as Error).message}`));
     }
-    return new Promise<Out>((resolve, reject) => {
-      const p: Pending = { resolve: resolve as (v: unknown) => void, reject, timer: undefined, signal, onAbort: undefined };
-      this.#pending.set(id, p);
-      const sentAt = performance.now();
-      if (timeoutMs !== Infinity) {
-        p.timer = setTimeout(() => {
-          const elapsed = performance.now() - sentAt;
-          this.#settle(id, new DeadlineExceededError(`${this.#name}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for the host; its answer will be discarded`, 'timeout', 'running', elapsed));
-          this.#cancel(id);
-        }, timeoutMs);
-      }
-      if (signal !== undefined) {
-        p.onAbort = () => {
-          this.#settle(id, new AbortError(`${this.#name}: the request was aborted while the host had it; its answer will be discarded`, signal.reason));
-          this.#cancel(id);
-        };
-        signal.addEventListener('abort', p.onAbort, { once: true });
-      }
-      write(socket, frame);
-      this.#refreshRef();
+    const answer = this.#pending.add<Out>(id, {
+      timeoutMs,
+      signal,
+      timeoutError: (elapsed) => new DeadlineExceededError(`${this.#name}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for the host; its answer will be discarded`, 'timeout', 'running', elapsed),
+      abortError: (reason) => new AbortError(`${this.#name}: the request was aborted while the host had it; its answer will be discarded`, reason),
+      onGiveUp: () => this.#cancel(id),
     });
+    write(socket, frame);
+    return answer;
   }
 
   /** Alias of {@link SocketHostClient.inference}. */
@@ -230,7 +211,7 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+      await this.#pending.drained();
       this.#state = 'closed';
       clearTimeout(this.#retryTimer);
       for (const w of this.#waiters.splice(0)) w();
@@ -252,8 +233,6 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-
-  #drained: (() => void) | undefined;
 
   get #name(): string {
     return `connectHost(${this.path})`;
@@ -315,7 +294,7 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
       this.path,
       this.#lastError,
     );
-    for (const id of [...this.#pending.keys()]) this.#settle(id, lost);
+    this.#pending.settleAll(lost);
     if (this.#state === 'closed') return;
     this.#state = 'disconnected';
     const base = Math.min(this.#maxBackoffMs, this.#minBackoffMs * 2 ** this.#attempt);
@@ -328,20 +307,8 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
 
   #onMessage(msg: Message): void {
     if ((msg.t !== 'res' && msg.t !== 'err') || typeof msg.id !== 'number') return;
-    if (msg.t === 'res') this.#settle(msg.id, undefined, msg.value);
-    else this.#settle(msg.id, msg.value instanceof Error ? msg.value : new Error(`the host rejected the request with ${describe(msg.value)}`));
-  }
-
-  #settle(id: number, error: Error | undefined, value?: unknown): void {
-    const p = this.#pending.get(id);
-    if (p === undefined) return; // answered already (timed out, aborted) or unknown
-    this.#pending.delete(id);
-    clearTimeout(p.timer);
-    if (p.signal !== undefined && p.onAbort !== undefined) p.signal.removeEventListener('abort', p.onAbort);
-    if (error === undefined) p.resolve(value);
-    else p.reject(error);
-    this.#refreshRef();
-    if (this.#pending.size === 0) this.#drained?.();
+    if (msg.t === 'res') this.#pending.settle(msg.id, undefined, msg.value);
+    else this.#pending.settle(msg.id, msg.value instanceof Error ? msg.value : new Error(`the host rejected the request with ${describe(msg.value)}`));
   }
 
   #cancel(id: number): void {
