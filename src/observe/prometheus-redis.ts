@@ -1,5 +1,6 @@
 import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
+import { checkRegistry } from './common';
 
 const { Counter, Gauge } = requireOptionalPeer<typeof PromClient>('prom-client', 'microbatch/prometheus');
 
@@ -62,10 +63,7 @@ const METRICS: ReadonlyArray<readonly [field: string, kind: 'counter' | 'gauge',
  * ```
  */
 export function prometheusRedisMetrics(options: PrometheusRedisOptions): PrometheusRedisMetrics {
-  const registry = options?.registry;
-  if (typeof registry !== 'object' || registry === null || typeof (registry as PromClient.Registry).registerMetric !== 'function') {
-    throw new TypeError('prometheusRedisMetrics: expected `registry` to be a prom-client Registry (pass `register` to use the global one)');
-  }
+  const registry = checkRegistry('prometheusRedisMetrics', options?.registry);
   const prefix = options.prefix ?? 'microbatch_redis_';
   const sides = new Map<WatchedRedisSide, { model: string; role: string }>();
   for (const [field, kind, name, help] of METRICS) {

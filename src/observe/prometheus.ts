@@ -7,7 +7,7 @@
 import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
-import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, checkRegistry, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
 
 // prom-client is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
 const { Counter, Gauge, Histogram } = requireOptionalPeer<typeof PromClient>('prom-client', 'microbatch/prometheus');
@@ -78,10 +78,7 @@ export interface PrometheusMetrics {
  * ```
  */
 export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics {
-  const registry = options?.registry;
-  if (typeof registry !== 'object' || registry === null || typeof (registry as PromClient.Registry).registerMetric !== 'function') {
-    throw new TypeError('prometheusMetrics: expected `registry` to be a prom-client Registry (pass `register` to use the global one)');
-  }
+  const registry = checkRegistry('prometheusMetrics', options?.registry);
   const p = options.prefix ?? 'microbatch_';
   const registers = [registry];
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
