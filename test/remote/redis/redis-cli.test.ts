@@ -7,6 +7,7 @@ import { createClient } from 'redis';
 import { connectRedisHost } from '../../../src/remote/redis';
 import { linearModel, linearReference } from '../../support/onnx-models';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
+import { waitFor } from '../../support/wait-for';
 
 const BIN = join(__dirname, '../../../bin/microbatch.js');
 let redis: RedisServer;
@@ -37,10 +38,14 @@ describeWithRedis('microbatch serve --redis', () => {
     const run = cli(['serve', join(dir, 'lin.onnx'), '--port', '0', '--workers', '0', '--redis', redis.url, '--claim-idle-ms', '2000', '--log-level', 'warn']);
     const killer = setTimeout(() => run.child.kill('SIGKILL'), 40_000);
     try {
-      for (const end = Date.now() + 30_000; !/replica \S+ of "lin".*\)\n/.test(run.output().stderr) && Date.now() < end; ) {
-        if (run.child.exitCode !== null) throw new Error(`serve exited: ${run.output().stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(
+        () => {
+          if (run.child.exitCode !== null) throw new Error(`serve exited: ${run.output().stderr}`);
+          return /replica \S+ of "lin".*\)\n/.test(run.output().stderr);
+        },
+        30_000,
+        'the replica line',
+      );
       expect(run.output().stderr).toMatch(/^microbatch: replica \S+ of "lin" on redis:\/\/127\.0\.0\.1:\d+: front ends reach it with connectRedisHost\(\{ url, model: "lin" \}\)$/m);
       const front = await connectRedisHost<{ X: { type: string; data: Float32Array; dims: number[] } }, { Y: { data: Float32Array } }>({ url: redis.url, model: 'lin', timeoutMs: 10_000 });
       const x = Float32Array.from([1, 2, 3, 4]);

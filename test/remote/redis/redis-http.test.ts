@@ -10,6 +10,7 @@ import { call, jsonInputs, modelFiles } from '../../http/helpers';
 import { linearReference } from '../../support/onnx-models';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { ControlledModel } from '../../support/controlled-model';
+import { waitFor } from '../../support/wait-for';
 import { Registry } from 'prom-client';
 import { prometheusRedisMetrics } from '../../../src/observe/prometheus';
 
@@ -34,7 +35,7 @@ describeWithRedis('microbatch/redis end to end', () => {
     expect({ status: notReady.status, body: notReady.json() }).toEqual({ status: 503, body: { name: 'linear', ready: false } });
     const host = await createOnnxHost(files.linear, { maxBatchSize: 8 });
     const replica = await serveHostOnRedis(host, { url: redis.url, model: 'linear' });
-    for (const end = Date.now() + 10_000; !front.ready && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => front.ready, 10_000, 'the front end sees the replica');
     expect(front.ready).toBe(true);
     expect(front.model.inputs).toEqual(host.model.inputs);
     expect(front.options).toEqual({ maxBatchSize: 8 });
@@ -65,14 +66,14 @@ describeWithRedis('microbatch/redis end to end', () => {
     const front = await connectRedisHost<number, number>({ url: redis.url, model: 'metered', claimIdleMs: 300 });
     // Five requests wait in Redis before the replica starts; it pulls one batch of two and holds it.
     const calls = [1, 2, 3, 4, 5].map((x) => front.inference(x));
-    for (const end = Date.now() + 10_000; front.stats.sent < 5 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => front.stats.sent >= 5, 10_000, 'five requests sent');
     const replica = await serveHostOnRedis(host, { url: redis.url, model: 'metered', blockMs: 100 });
     const registry = new Registry();
     const metrics = prometheusRedisMetrics({ registry });
     metrics.watch(replica, { model: 'metered', role: 'replica' });
     const unwatch = metrics.watch(front, { model: 'metered', role: 'front_end' });
     try {
-      for (const end = Date.now() + 10_000; (m.calls.length === 0 || front.stats.lag !== 3 || front.stats.replicas !== 1) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => m.calls.length > 0 && front.stats.lag === 3 && front.stats.replicas === 1, 10_000, 'a held batch of two and a lag of three');
       const text = await registry.metrics();
       expect(text).toMatch(/^microbatch_redis_lag\{model="metered",role="front_end"\} 3$/m); // 2 pulled by the busy replica, 3 wait
       expect(text).toMatch(/^microbatch_redis_queue_depth\{model="metered",role="front_end"\} 5$/m);
@@ -81,7 +82,7 @@ describeWithRedis('microbatch/redis end to end', () => {
       expect(text).toMatch(/^microbatch_redis_pulled_total\{model="metered",role="replica"\} 2$/m);
       expect(text).toMatch(/^# TYPE microbatch_redis_pulled_total counter$/m);
       for (let i = 0; i < 3; i++) {
-        for (const end = Date.now() + 10_000; m.calls.length <= i && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+        await waitFor(() => m.calls.length > i, 10_000, `batch ${i + 1}`);
         m.answer(i, (x) => x);
       }
       await Promise.all(calls);
@@ -104,12 +105,12 @@ describeWithRedis('microbatch/redis end to end', () => {
     try {
       // Hold the model with a first request, so that the others accumulate in Redis meanwhile.
       const first = front.inference({ from: 'here', i: 0 });
-      for (const end = Date.now() + 10_000; m.calls.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => m.calls.length > 0, 10_000, 'the first batch runs');
       const children = ['p1', 'p2'].map((name) => runFrontEnd(name, 8));
-      for (const end = Date.now() + 20_000; front.stats.queueDepth < 17 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => front.stats.queueDepth >= 17, 20_000, 'both processes sent');
       m.answer(0, (x) => `${x.from}:${x.i}`);
       await expect(first).resolves.toBe('here:0');
-      for (const end = Date.now() + 10_000; m.calls.length < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => m.calls.length >= 2, 10_000, 'the mixed batch runs');
       const mixed = m.calls[1]!.items;
       expect(mixed).toHaveLength(16);
       expect(new Set(mixed.map((x) => x.from))).toEqual(new Set(['p1', 'p2']));
