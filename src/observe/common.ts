@@ -1,5 +1,3 @@
-import type * as PromClient from 'prom-client';
-
 /**
  * What the metric adapters read from a host at scrape time: any `ModelHost` fits. Structural, so
  * the adapters need no import of the engine.
@@ -47,15 +45,4 @@ export class HostSet {
   [Symbol.iterator](): IterableIterator<WatchedHost> {
     return this.#hosts.values();
   }
-}
-
-/**
- * The `registry` option of the Prometheus adapters: a prom-client Registry, never defaulted to the
- * global one behind the caller's back. @internal
- */
-export function checkRegistry(where: string, registry: unknown): PromClient.Registry {
-  if (typeof registry !== 'object' || registry === null || typeof (registry as PromClient.Registry).registerMetric !== 'function') {
-    throw new TypeError(`${where}: expected \`registry\` to be a prom-client Registry (pass \`register\` to use the global one)`);
-  }
-  return registry as PromClient.Registry;
 }

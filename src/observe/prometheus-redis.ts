@@ -1,6 +1,6 @@
 import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
-import { checkRegistry } from './common';
+import { checkRegistry } from './registry';
 
 const { Counter, Gauge } = requireOptionalPeer<typeof PromClient>('prom-client', 'microbatch/prometheus');
 

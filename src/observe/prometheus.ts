@@ -7,7 +7,8 @@
 import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
-import { batchSizeBuckets, checkRegistry, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { checkRegistry } from './registry';
 
 // prom-client is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
 const { Counter, Gauge, Histogram } = requireOptionalPeer<typeof PromClient>('prom-client', 'microbatch/prometheus');
