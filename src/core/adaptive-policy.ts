@@ -34,22 +34,29 @@ export interface AdaptivePolicyOptions {
    */
   rateWindow?: number;
   /**
-   * How many batches ahead the policy plans when checking that the queue can still be served on
-   * time (deeper requests are checked once they come closer).
+   * How many batches' worth of rows (times `maxBatchSize`) the policy plans when checking that the
+   * queue can still be served on time (deeper requests are checked once they come closer).
    * @default 8
    */
   planBatches?: number;
+  /**
+   * How long the measured arrival rate must exceed what the model can serve (full batches back to
+   * back on every slot) before the policy sheds for overload. Shorter spells are absorbed by the
+   * queue: requests that would be late are answered late rather than refused.
+   * @default 1000
+   */
+  overloadMs?: number;
 }
 
 /** Counters of an {@link AdaptivePolicy}, for logs and tests. */
 export interface AdaptiveStats {
   /** Requests shed because they could not finish in time even if run alone at once. */
   readonly shedAlone: number;
-  /** Requests shed so that the requests behind them finish in time (overload). */
+  /** Requests shed under sustained overload because the plan showed them late (never the next batch's). */
   readonly shedOverload: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;
-  /** Batches made smaller than the queue allowed because a deadline would otherwise be missed. */
+  /** Batches made smaller than the queue allowed because that left fewer requests late. */
   readonly deadlineLimited: number;
 }
 
@@ -58,45 +65,60 @@ interface Item {
   readonly rows: number;
   /** Effective deadline: the earlier of its timeout and `enqueuedAt + maxLatencyMs`, minus the margin. */
   readonly due: number;
-  /** Position in queue order. */
-  readonly index: number;
+}
+
+/** A batch slot in the plan: free from `at`, with the variance of the run times chained on it. */
+interface Slot {
+  at: number;
+  variance: number;
 }
 
 interface PlannedBatch {
-  start: number;
   rows: number;
-  due: number;
   readonly members: Item[];
 }
 
 interface Plan {
-  readonly batches: PlannedBatch[];
-  /** The first request the plan cannot finish on time, if any. */
-  readonly late: Item | undefined;
+  readonly first: PlannedBatch;
+  /** Requests the plan finishes at or after their due time (beyond them nothing is planned). */
+  readonly late: Item[];
+}
+
+/** Mean and spread of a batch's run time, from what the model learned. */
+interface Costs {
+  mean(rows: number): number;
+  std(rows: number): number;
+  /** An optimistic run time: below it the model is not expected to go. */
+  floor(rows: number): number;
+  /** Standard deviations kept in reserve. */
+  readonly k: number;
 }
 
 /**
- * The `'adaptive'` release policy: learns batch run time online ({@link LatencyModel}), sizes
- * every batch so that its earliest deadline is met, waits for a fuller batch only when the model
- * predicts that pays, and sheds requests that cannot be answered in time.
+ * The `'adaptive'` release policy: learns batch run time online ({@link LatencyModel}), releases
+ * work-conserving batches like `maxDelayMs: 0`, waits for a fuller batch only when waiting is
+ * predicted to lower latency, makes a batch smaller only when that leaves fewer requests late, and
+ * sheds a request only when it cannot be answered in time.
  *
  * Deadlines: a request's budget ends at the earlier of its `timeoutMs` and `enqueuedAt +
- * maxLatencyMs`. Before releasing, the policy plans the waiting queue (in queue order, batches back
- * to back, run times from the conservative {@link LatencyModel.upper}) and
- * - sheds a request that cannot finish in time even if run alone right now;
- * - under overload, when the plan shows a request behind would be late, sheds the request with the
- *   earliest deadline ahead of it (the classic rule for maximising on-time answers: one old request
- *   costs a small batch and makes everyone behind it late, which is how a latency-bounded batcher
- *   otherwise collapses to batches of one);
- * - releases the largest batch whose members all finish in time.
+ * maxLatencyMs` (minus `marginMs`). The policy plans the waiting queue in queue order as full
+ * batches back to back on the free and busy slots; a batch ends after the sum of the mean run
+ * times chained on its slot plus `k` standard deviations of that sum (one margin for the chain,
+ * growing like `√n`). Then it
+ * - sheds a request that cannot finish in time even if run alone right now (judged by the
+ *   optimistic {@link LatencyModel.lower});
+ * - under sustained overload (the arrival rate measured over `overloadMs` above the rate full
+ *   batches can serve), sheds the requests the plan shows late, but never a member of the batch
+ *   about to start;
+ * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
+ *   (a short deadline at the head), in which case it releases that one (reason `deadline`).
  *
- * Waiting: when the model is idle and the batch is not full, waiting `t` for the next arrival saves
- * that arrival a whole batch's fixed cost `a` but costs each of the `n` waiting rows `t`. With
- * Poisson arrivals at rate `λ` the expected gain is positive for waits up to
- * `a - n·(b + 1/λ)`; the policy waits `patience` times that, counted from the newest arrival
- * (re-deciding at every arrival), never past a
- * deadline, and not at all before it has learned `a` from two batch sizes. At low load `1/λ` is
- * large, so a lone request runs at once.
+ * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
+ * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs
+ * each of the `n` waiting rows `t`. With Poisson arrivals at rate `λ` the expected gain is positive
+ * for waits up to `a - n·(b + 1/λ)`; the policy waits `patience` times that, counted from the
+ * newest arrival, never past a deadline, and not at all before it has learned `a` from two batch
+ * sizes. At low load `1/λ` is large, so it behaves as `maxDelayMs: 0`.
  *
  * Without `maxLatencyMs` or timeouts it is the greedy policy plus predictive waiting. Keep one
  * instance per host: it tracks that host's arrivals and running batches.
@@ -118,12 +140,19 @@ export class AdaptivePolicy implements ReleasePolicy {
   readonly #rateWindow: number;
   readonly #planBatches: number;
   readonly #patience: number;
+  readonly #overloadMs: number;
 
   /** Recent arrivals (time, rows), oldest first, at most `rateWindow`. */
   #arrivals: Array<{ t: number; rows: number }> = [];
+  /** Arrivals within the last `overloadMs`, for the overload test (times and rows, oldest first). */
+  #recentT: number[] = [];
+  #recentRows: number[] = [];
+  #recentHead = 0;
+  #recentSum = 0;
+  #firstArrival = Infinity;
   #seen = new WeakSet<object>();
-  /** Predicted end times of the batches this policy released and the host still runs. */
-  #running: number[] = [];
+  /** Predicted ends (and run-time variances) of the batches this policy released and the host still runs. */
+  #running: Slot[] = [];
   #waitingUntil = -Infinity;
   /** The oldest request's enqueue time when the wait began (a wake-up only counts for that queue). */
   #waitingFor = NaN;
@@ -140,6 +169,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? 32)));
     this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? 8)));
     this.#patience = Math.min(1, nonNegative('patience', options.patience ?? 0.5));
+    this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? 1000);
   }
 
   /** Counters of what the policy decided so far. */
@@ -157,61 +187,65 @@ export class AdaptivePolicy implements ReleasePolicy {
     const now = view.now;
     const items = this.#scan(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
+    const c = this.#costs();
 
-    const { cost, floor } = this.#costs();
+    // Hard shedding: nothing can make these in time, not even running them alone right now. With
+    // nothing learned (floor 0) only requests already at their deadline qualify.
     const shed: QueuedRequestInfo[] = [];
-    // Hard shedding: nothing can make these in time. With nothing learned yet (floor 0) only requests
-    // already at their deadline qualify, so a cold host never sheds on a guess.
     let kept: Item[] = [];
     for (const it of items) {
-      if (now + floor(it.rows) >= it.due) {
+      if (now + c.floor(it.rows) >= it.due) {
         shed.push(it.info);
         this.#stats.shedAlone++;
       } else kept.push(it);
     }
     if (kept.length === 0) return { release: false, shed };
 
-    let plan = this.#plan(kept, now, view, cost);
-    // Overload shedding trusts only a fitted line: the single-size fallback overestimates on purpose,
-    // which is right for sizing a batch (a smaller batch teaches the slope) but not for rejecting anyone.
-    if (plan.late !== undefined && this.latencyModel.interceptMs !== undefined) {
-      // Overload: drop the earliest-deadline request planned up to the late one until the plan fits.
-      const dropped = new Set<Item>();
-      while (plan.late !== undefined) {
-        const late = plan.late;
-        let victim: Item = late;
-        for (const b of plan.batches) for (const it of b.members) if (it.due < victim.due) victim = it;
-        dropped.add(victim);
-        kept = kept.filter((it) => it !== victim);
-        if (kept.length === 0) break;
-        plan = this.#plan(kept, now, view, cost);
+    let plan = this.#plan(kept, now, view, c, view.maxBatchSize);
+    if (plan.late.length > 0 && this.#overloaded(view, now)) {
+      // Rejected now rather than answered late: under sustained overload somebody will be late, and
+      // the callers behind are better served by a prompt refusal they can retry elsewhere.
+      const doomed = new Set(plan.late.filter((it) => !plan.first.members.includes(it)));
+      if (doomed.size > 0) {
+        for (const it of doomed) {
+          shed.push(it.info);
+          this.#stats.shedOverload++;
+        }
+        kept = kept.filter((it) => !doomed.has(it));
+        plan = this.#plan(kept, now, view, c, view.maxBatchSize);
       }
-      // Rejected now rather than left to time out: the caller learns at once and can retry elsewhere.
-      for (const it of dropped) {
-        shed.push(it.info);
-        this.#stats.shedOverload++;
-      }
-      if (kept.length === 0 || plan.batches[0] === undefined) return { release: false, shed };
     }
 
-    const first = plan.batches[0] as PlannedBatch;
+    let first = plan.first;
+    let cut = false;
+    if (plan.late.length > 0) {
+      // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
+      // (a short deadline at the head), not when the head is late anyway.
+      const rows = this.#onTimeRows(first, now, c);
+      if (rows < first.rows) {
+        const smaller = this.#plan(kept, now, view, c, rows);
+        if (smaller.late.length < plan.late.length) {
+          first = smaller.first;
+          cut = true;
+        }
+      }
+    }
+
     const withShed = <D extends ReleaseDecision>(d: D): D => (shed.length > 0 ? { ...d, shed } : d);
     const release = (reason: ReleaseReason): ReleaseDecision => {
       this.#waitingUntil = -Infinity;
-      this.#running.push(now + cost(first.rows));
+      const sd = c.std(first.rows);
+      this.#running.push({ at: now + c.mean(first.rows), variance: sd * sd });
       return withShed({ release: true, maxRows: first.rows, reason });
     };
 
-    if (first.rows >= view.maxBatchSize) return release('full');
-    if (plan.batches.length > 1) {
-      // More waits than this batch takes: a deadline cut it if the next request would have fit.
-      const next = plan.batches[1] as PlannedBatch;
-      const cut = first.rows + (next.members[0] as Item).rows <= view.maxBatchSize;
-      if (cut) this.#stats.deadlineLimited++;
-      return release(cut ? 'deadline' : 'full');
+    if (cut) {
+      this.#stats.deadlineLimited++;
+      return release('deadline');
     }
+    if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return release('full');
 
-    const wakeAt = this.#waitUntil(view, first, cost);
+    const wakeAt = this.#waitUntil(view, first, c);
     if (wakeAt === undefined) {
       const woke = this.#waitingUntil > -Infinity && now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt;
       return release(woke ? 'timer' : 'idle');
@@ -224,34 +258,51 @@ export class AdaptivePolicy implements ReleasePolicy {
   }
 
   /**
-   * Run-time estimates for decisions: `cost` (sizing and planning) must not be too low, `floor`
-   * (shedding a request that cannot be met even alone) must not be too high. With a fitted line
-   * both use the conservative upper estimate, so every request kept is one the plan can answer in
-   * time. With one size `s` seen, a guess is neither allowed to shrink a batch (above `s` the cost
-   * is taken as `t(s)`: the first larger batch is what teaches the slope) nor to shed (the floor
-   * is the model's proportional lower bound). With nothing learned both are 0.
+   * Run-time estimates for decisions. With a fitted line: the mean and the model's spread, and
+   * the optimistic lower bound as the floor for shedding. With one size `s` seen, a guess may
+   * neither shrink a batch (the mean is taken as at least `t(s)` below `s` and proportional above
+   * it: the first larger batch is what teaches the slope) nor shed (the floor is the proportional
+   * lower bound). With nothing learned everything is 0: greedy, and no shedding on a guess.
    */
-  #costs(): { cost: (rows: number) => number; floor: (rows: number) => number } {
+  #costs(): Costs {
     const m = this.latencyModel;
-    switch (m.fit) {
-      case 'none':
-        return { cost: () => 0, floor: () => 0 };
-      case 'single-size': {
-        const s = m.maxObservedRows;
-        return { cost: (rows) => m.upper(Math.min(rows, s)) as number, floor: (rows) => m.lower(rows) as number };
-      }
-      case 'line': {
-        const cost = (rows: number): number => m.upper(rows) as number;
-        return { cost, floor: cost };
-      }
+    if (m.fit === 'none') return { mean: () => 0, std: () => 0, floor: () => 0, k: 0 };
+    return {
+      mean: (rows) => m.predict(rows) as number,
+      std: (rows) => m.stdMs(rows) as number,
+      floor: (rows) => m.lower(rows) as number,
+      k: m.k,
+    };
+  }
+
+  /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
+  #onTimeRows(batch: PlannedBatch, now: number, c: Costs): number {
+    let rows = 0;
+    let due = Infinity;
+    for (const it of batch.members) {
+      const r = rows + it.rows;
+      const d = Math.min(due, it.due);
+      if (rows > 0 && now + c.mean(r) + c.k * c.std(r) >= d) break;
+      rows = r;
+      due = d;
     }
+    return rows;
+  }
+
+  /** True when arrivals over the last `overloadMs` came faster than full batches can serve them. */
+  #overloaded(view: QueueView, now: number): boolean {
+    const m = this.latencyModel;
+    if (m.fit !== 'line' || now - this.#firstArrival < this.#overloadMs) return false;
+    const full = m.predict(view.maxBatchSize) as number;
+    const capacity = ((view.inFlight + view.freeSlots) * view.maxBatchSize) / full; // rows per ms
+    return this.#recentSum / this.#overloadMs > capacity;
   }
 
   /**
    * When to release the (single, not full) planned batch if waiting pays, or `undefined` to
    * release now. A time at or before `now` means a deadline forbids the wait the model wanted.
    */
-  #waitUntil(view: QueueView, batch: PlannedBatch, cost: (rows: number) => number): number | undefined {
+  #waitUntil(view: QueueView, batch: PlannedBatch, c: Costs): number | undefined {
     if (view.inFlight > 0) return undefined; // a busy model batches by itself: arrivals accumulate
     const m = this.latencyModel;
     const a = m.interceptMs;
@@ -269,62 +320,84 @@ export class AdaptivePolicy implements ReleasePolicy {
     if (until <= view.now) return undefined;
     // The batch may grow while we wait; budget for the rows expected by then (at least one more).
     const expected = Math.min(view.maxBatchSize, n + Math.max(1, Math.ceil(rate * (until - view.now))));
-    const latest = batch.due - cost(expected) - EPSILON_MS;
+    let due = Infinity;
+    for (const it of batch.members) due = Math.min(due, it.due);
+    const latest = due - c.mean(expected) - c.k * c.std(expected) - EPSILON_MS;
     if (latest < until) return latest <= view.now ? view.now : latest;
     return until;
   }
 
   /**
-   * Plans the kept requests in queue order: each batch grows while every member still finishes
-   * by its due time, then the next batch starts when a slot frees. Stops after `planBatches`.
+   * Plans the kept requests in queue order: the first batch takes up to `firstRows` rows (stopping
+   * at the first request that does not fit, as the queue does), later ones are full; each starts
+   * on the slot that frees first. A request is late when its batch's chained mean end plus `k`
+   * standard deviations of the chain reaches its due time. Plans `planBatches` full batches' rows.
    */
-  #plan(kept: readonly Item[], now: number, view: QueueView, cost: (rows: number) => number): Plan {
-    // Slots: this free one now; the other free ones now; busy ones when their batch should end.
-    const slots: number[] = [];
-    for (let i = 1; i < view.freeSlots; i++) slots.push(now);
-    for (const end of this.#running) slots.push(Math.max(now, end));
-    const batches: PlannedBatch[] = [];
-    let cur: PlannedBatch = { start: now, rows: 0, due: Infinity, members: [] };
-    batches.push(cur);
-    for (const it of kept) {
-      const rows = cur.rows + it.rows;
-      const due = Math.min(cur.due, it.due);
-      // A batch's first member always joins: it passed the shedding test (the single-size floor can
-      // admit a request the cost bound would not fit), and an empty batch would release nothing.
-      if (cur.members.length === 0 || (rows <= view.maxBatchSize && cur.start + cost(rows) < due)) {
-        cur.rows = rows;
-        cur.due = due;
-        cur.members.push(it);
-        continue;
+  #plan(kept: readonly Item[], now: number, view: QueueView, c: Costs, firstRows: number): Plan {
+    const slots: Slot[] = [];
+    for (let i = 1; i < view.freeSlots; i++) slots.push({ at: now, variance: 0 });
+    for (const r of this.#running) slots.push({ at: Math.max(now, r.at), variance: r.variance });
+    const late: Item[] = [];
+    const horizon = this.#planBatches * view.maxBatchSize;
+    let planned = 0;
+    let slot: Slot = { at: now, variance: 0 };
+    let limit = firstRows;
+    let first: PlannedBatch | undefined;
+    let i = 0;
+    while (i < kept.length && planned < horizon) {
+      const batch: PlannedBatch = { rows: 0, members: [] };
+      for (; i < kept.length; i++) {
+        const it = kept[i] as Item;
+        if (batch.members.length > 0 && batch.rows + it.rows > limit) break;
+        batch.rows += it.rows;
+        batch.members.push(it);
       }
-      if (batches.length >= this.#planBatches) break;
-      slots.push(cur.start + cost(cur.rows));
-      slots.sort((x, y) => x - y);
-      const start = slots.shift() as number;
-      cur = { start, rows: it.rows, due: it.due, members: [it] };
-      batches.push(cur);
-      if (start + cost(it.rows) >= it.due) return { batches, late: it };
+      first ??= batch;
+      const sd = c.std(batch.rows);
+      const end = slot.at + c.mean(batch.rows);
+      const variance = slot.variance + sd * sd;
+      const finish = end + c.k * Math.sqrt(variance);
+      for (const it of batch.members) if (finish >= it.due) late.push(it);
+      planned += batch.rows;
+      slots.push({ at: end, variance });
+      slots.sort((x, y) => x.at - y.at);
+      slot = slots.shift() as Slot;
+      limit = view.maxBatchSize;
     }
-    return { batches, late: undefined };
+    return { first: first as PlannedBatch, late };
   }
 
-  /** Materialises the queue with effective deadlines, and records new arrivals for the rate. */
+  /** Materialises the queue with effective deadlines, and records new arrivals for the rates. */
   #scan(view: QueueView): Item[] {
     const budget = view.maxLatencyMs;
     const margin = this.#marginMs;
     const items: Item[] = [];
-    let index = 0;
     this.#newest = -Infinity;
     for (const info of view.requests()) {
       if (info.enqueuedAt > this.#newest) this.#newest = info.enqueuedAt;
       const due = Math.min(info.deadline, info.enqueuedAt + budget) - margin;
-      items.push({ info, rows: info.rows, due, index: index++ });
+      items.push({ info, rows: info.rows, due });
       if (!this.#seen.has(info)) {
         this.#seen.add(info);
         this.#arrivals.push({ t: info.enqueuedAt, rows: info.rows });
+        if (info.enqueuedAt < this.#firstArrival) this.#firstArrival = info.enqueuedAt;
+        this.#recentT.push(info.enqueuedAt);
+        this.#recentRows.push(info.rows);
+        this.#recentSum += info.rows;
       }
     }
     if (this.#arrivals.length > this.#rateWindow) this.#arrivals.splice(0, this.#arrivals.length - this.#rateWindow);
+    const since = view.now - this.#overloadMs;
+    while (this.#recentHead < this.#recentT.length && (this.#recentT[this.#recentHead] as number) < since) {
+      this.#recentSum -= this.#recentRows[this.#recentHead] as number;
+      this.#recentHead++;
+    }
+    // Drop the consumed prefix of the overload window once it dominates (amortised O(1)).
+    if (this.#recentHead > 1024 && this.#recentHead * 2 > this.#recentT.length) {
+      this.#recentT = this.#recentT.slice(this.#recentHead);
+      this.#recentRows = this.#recentRows.slice(this.#recentHead);
+      this.#recentHead = 0;
+    }
     return items;
   }
 

@@ -119,7 +119,16 @@ export class LatencyModel implements LatencyModelView {
     }
     s.count++;
     const w = Math.max(1 / s.count, this.#alpha);
-    const diff = outcome.runMs - s.mean;
+    // Outliers are clipped before they enter the estimate: on a shared machine one batch in a
+    // stretch of contention can take 2–3× its usual time, and an unclipped sample would raise the
+    // spread (and with it every deadline decision) by most of that excess. A sustained change
+    // still gets through, a clipped step at a time (the clip widens as the variance follows).
+    let runMs = outcome.runMs;
+    if (s.count > CLIP_AFTER) {
+      const limit = CLIP_SIGMAS * Math.max(Math.sqrt(s.variance), MIN_REL_SPREAD * s.mean);
+      runMs = Math.min(s.mean + limit, Math.max(s.mean - limit, runMs));
+    }
+    const diff = runMs - s.mean;
     // West's incremental EWMA of mean and variance; with w = 1/count it is the plain mean and variance.
     s.mean += w * diff;
     s.variance = (1 - w) * (s.variance + w * diff * diff);
@@ -138,6 +147,26 @@ export class LatencyModel implements LatencyModelView {
       case 'line':
         return this.#a + this.#b * rows;
     }
+  }
+
+  /**
+   * Standard deviation in milliseconds of the run time of a batch of `rows` rows: the pooled
+   * relative spread times the prediction, and never below the spread measured for that very size.
+   * Deadline decisions add it up over a chain of batches as a variance, so the margin of `n`
+   * batches grows like `√n`, not like `n`.
+   */
+  stdMs(rows: number): number | undefined {
+    const mean = this.predict(rows);
+    if (mean === undefined) return undefined;
+    let sd = mean * this.#relStd;
+    const s = this.#sizes.get(rows);
+    if (s !== undefined && s.count >= 2) sd = Math.max(sd, Math.sqrt(s.variance));
+    return sd;
+  }
+
+  /** How many standard deviations deadline decisions keep in reserve (the `k` option). */
+  get k(): number {
+    return this.#k;
   }
 
   /**
@@ -266,6 +295,13 @@ export class LatencyModel implements LatencyModelView {
     this.#fit = 'line';
   }
 }
+
+/** Samples of a size taken as they come before clipping starts (the spread needs a few to mean anything). */
+const CLIP_AFTER = 4;
+/** A sample further than this many standard deviations from the running mean is clipped to it. */
+const CLIP_SIGMAS = 3;
+/** The clip never gets narrower than this fraction of the mean (a size whose spread is still ~0). */
+const MIN_REL_SPREAD = 0.05;
 
 function positive(key: string, value: number, max: number, allowZero = false): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value > max || (allowZero ? value < 0 : value <= 0)) {

@@ -22,8 +22,11 @@ export interface BatchRunHost<In, Out> {
   reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
   /** The batch takes a slot and counts in the stats. */
   started(requests: number, rows: number): void;
-  /** The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. */
-  finished(requests: number): void;
+  /**
+   * The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. `blockedMs`
+   * is how long starting it held the event loop (a synchronous model run blocks it throughout).
+   */
+  finished(requests: number, blockedMs: number): void;
 }
 
 /**
@@ -49,10 +52,11 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
 
   let finished = false;
   let batchTimer: TimerHandle | undefined;
+  let blockedMs = 0;
   const finish = (): void => {
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
-    host.finished(batch.length);
+    host.finished(batch.length, blockedMs);
   };
   if (o.batchTimeoutMs !== Infinity) {
     batchTimer = o.clock.setTimer(() => {
@@ -70,7 +74,11 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   // Timings cost clock reads per batch: take them only when someone reads them.
   const reportBatch = reporter.batches;
   const timed = reportBatch || o.policy.observe !== undefined;
-  runPipeline(host.pipeline, items, timed).then(
+  const running = runPipeline(host.pipeline, items, timed);
+  // The pipeline runs synchronously up to the model's first await: an inline onnxruntime run (or
+  // any blocking batch function) is all inside this call.
+  blockedMs = o.clock.now() - startedAt;
+  running.then(
     (result) => {
       if (finished) return;
       // Read before settling: settling clears each request's context.

@@ -49,6 +49,27 @@ describe('LatencyModel', () => {
     expect(m.toJSON().relativeStd).toBeGreaterThan(0);
   });
 
+  test('one slow outlier moves the estimate by a clipped step, not by its excess', () => {
+    const m = new LatencyModel();
+    for (let i = 0; i < 20; i++) m.observe(ok(32, i % 2 === 0 ? 19.5 : 20.5));
+    const before = m.upper(32)!;
+    m.observe(ok(32, 60)); // a stretch of contention: 3× its usual time
+    // Unclipped, the mean would rise by 0.2·40 = 8 ms and the spread to ~8 ms (upper ≈ 44 ms).
+    expect(m.upper(32)! - before).toBeLessThan(4);
+    expect(m.predict(32)!).toBeLessThan(21);
+    expect(m.stdMs(32)!).toBeLessThan(2);
+  });
+
+  test('stdMs is the spread a chain of batches adds up; undefined before any data', () => {
+    const m = new LatencyModel({ k: 3 });
+    expect(m.stdMs(4)).toBeUndefined();
+    expect(m.k).toBe(3);
+    for (let i = 0; i < 10; i++) m.observe(ok(8, i % 2 === 0 ? 9 : 11));
+    expect(m.stdMs(8)!).toBeGreaterThan(0.8);
+    expect(m.stdMs(8)!).toBeLessThan(1.2);
+    expect(m.upper(8)!).toBeCloseTo(m.predict(8)! + 3 * m.stdMs(8)!, 5);
+  });
+
   test('follows a model that slows down (EWMA), and ignores failed batches', () => {
     const m = new LatencyModel({ alpha: 0.5 });
     for (let i = 0; i < 10; i++) m.observe(ok(4, 10));

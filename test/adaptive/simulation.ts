@@ -4,7 +4,7 @@
  * Shared by the simulation test and the script that draws `docs/adaptive-latency-vs-load.svg`.
  */
 import { ModelHost } from '../../src/engine/model-host';
-import { AdaptivePolicy, type AdaptiveStats } from '../../src/core/adaptive-policy';
+import { AdaptivePolicy, type AdaptivePolicyOptions, type AdaptiveStats } from '../../src/core/adaptive-policy';
 import type { LatencyModelState } from '../../src/core/latency-model';
 import { ManualClock } from '../../src/core/manual-clock';
 
@@ -20,7 +20,7 @@ export interface SimModel {
 }
 
 /** One configuration to simulate. */
-export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number } | { readonly kind: 'adaptive' };
+export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number } | { readonly kind: 'adaptive'; readonly options?: AdaptivePolicyOptions };
 
 export interface SimResult {
   readonly answered: number;
@@ -31,6 +31,8 @@ export interface SimResult {
   readonly meanBatch: number;
   /** Answered requests slower than the SLO. */
   readonly overSlo: number;
+  /** Answered requests slower than the SLO among those sent at or after `t` ms. */
+  overSloSentFrom(t: number): number;
   /** `host.stats.rejected.deadline` at the end. */
   readonly rejectedDeadline: number;
   /** The adaptive policy's own counters and learned model (adaptive runs only). */
@@ -74,7 +76,7 @@ function quantile(sorted: readonly number[], q: number): number {
 /** Runs one configuration over the given arrival times and reports latency and shedding. */
 export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
   const clock = new ManualClock();
-  const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy() : undefined;
+  const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy(policy.options) : undefined;
   const fn = (items: readonly number[]): Promise<number[]> =>
     new Promise((resolve) => clock.setTimer(() => resolve([...items]), m.a + m.b * items.length));
   const host = new ModelHost(fn, {
@@ -85,6 +87,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
       : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
   });
   const latencies: number[] = [];
+  const answers: Array<{ sent: number; latency: number }> = [];
   let shed = 0;
   const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
   let i = 0;
@@ -97,7 +100,10 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
     if (nextArrival <= nextTimer) {
       const sent = clock.now();
       host.inference(i++).then(
-        () => latencies.push(clock.now() - sent),
+        () => {
+          latencies.push(clock.now() - sent);
+          answers.push({ sent, latency: clock.now() - sent });
+        },
         () => shed++,
       );
     }
@@ -114,6 +120,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
     max: latencies.at(-1) ?? NaN,
     meanBatch: stats.meanBatchSize,
     overSlo: latencies.filter((l) => l > m.maxLatencyMs + 1e-9).length,
+    overSloSentFrom: (t) => answers.filter((a) => a.sent >= t && a.latency > m.maxLatencyMs + 1e-9).length,
     rejectedDeadline: stats.rejected.deadline,
     ...(adaptive === undefined ? {} : { adaptive: { stats: adaptive.stats, model: adaptive.latencyModel.toJSON() } }),
   };
