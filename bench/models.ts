@@ -14,7 +14,7 @@ import { mlpModel, seeded } from '../test/support/onnx-models';
 
 export interface BenchModel {
   /** Which model, for a worker thread that loads its own copy. */
-  readonly key: 'mlp' | 'cls';
+  readonly key: 'mlp' | 'cls' | 'wide';
   readonly name: string;
   readonly session: ort.InferenceSession;
   readonly inputName: string;
@@ -39,7 +39,7 @@ function itemPool(count: number, size: number, seed: number): Float32Array[] {
   return pool;
 }
 
-async function load(key: 'mlp' | 'cls', name: string, source: string | Uint8Array, itemShape: number[], maxBatchSize: number, pool: number): Promise<BenchModel> {
+async function load(key: BenchModel['key'], name: string, source: string | Uint8Array, itemShape: number[], maxBatchSize: number, pool: number): Promise<BenchModel> {
   // Through microbatch's loader, so the bench measures the session users get (its thread defaults).
   const session = await loadSession(source);
   const inputName = session.inputNames[0] as string;
@@ -57,6 +57,14 @@ export const mlpBytes = (): Uint8Array => mlpModel([64, 256, 256, 10]);
 
 export function loadMlp(): Promise<BenchModel> {
   return load('mlp', 'mlp-64-256-256-10', mlpBytes(), [64], 64, 256);
+}
+
+/** The wide MLP's bytes: a cost curve dominated by the fixed cost (~0.4 ms at N=1, ~4.3 ms at N=64 here). */
+export const wideMlpBytes = (): Uint8Array => mlpModel([256, 2048, 2048, 10]);
+
+/** The generated 256→2048→2048→10 MLP, batch size 64: batching gains ~5× per item on it. */
+export function loadWideMlp(): Promise<BenchModel> {
+  return load('wide', 'mlp-256-2048-2048-10', wideMlpBytes(), [256], 64, 256);
 }
 
 /** The PaddleOCR direction classifier, batch size 32 (N=64 costs 2.5x more per item on 2 cores). */

@@ -6,6 +6,10 @@ export interface Series {
   readonly points: ReadonlyArray<readonly [number, number]>;
   /** Dashed line (for a secondary measure such as p50). */
   readonly dashed?: boolean;
+  /** Spread of each point over repetitions, drawn as a vertical bar: `[x, low, high]`. */
+  readonly range?: ReadonlyArray<readonly [number, number, number]>;
+  /** Listed in the legend (leave the secondary measure of a setting out: `legendNotes` explains it). */
+  readonly legend?: boolean;
 }
 
 export interface ChartOptions {
@@ -20,6 +24,10 @@ export interface ChartOptions {
   readonly yLog: boolean;
   readonly width?: number;
   readonly height?: number;
+  /** Lines under the legend that explain line styles (e.g. "solid: p99, dashed: p50"). */
+  readonly legendNotes?: readonly string[];
+  /** Lines under the plot: the machine, its load, how many repetitions each point is. */
+  readonly caption?: readonly string[];
 }
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -48,12 +56,18 @@ const label = (v: number): string => (v >= 1000 ? `${v / 1000}k` : v >= 1 ? Stri
 
 /** Renders the series as an SVG document. */
 export function lineChart(series: readonly Series[], o: ChartOptions): string {
-  const W = o.width ?? 760;
-  const H = o.height ?? 460;
-  const m = { left: 70, right: 190, top: o.subtitle === undefined ? 40 : 58, bottom: 54 };
+  const listed = series.filter((s) => s.legend !== false);
+  // Sized from the longest legend line (about 7 px per character at 12 px), so no label is clipped.
+  const legendChars = Math.max(0, ...listed.map((s) => s.name.length + 5), ...(o.legendNotes ?? []).map((n) => n.length));
+  const caption = o.caption ?? [];
+  const W = (o.width ?? 760) + Math.max(0, legendChars * 7 + 40 - 190);
+  const H = (o.height ?? 460) + caption.length * 16;
+  const m = { left: 70, right: Math.max(190, legendChars * 7 + 40), top: o.subtitle === undefined ? 40 : 58, bottom: 54 + caption.length * 16 };
   const pw = W - m.left - m.right;
   const ph = H - m.top - m.bottom;
-  const ys = series.flatMap((s) => s.points.map((p) => p[1])).filter((v) => Number.isFinite(v) && (!o.yLog || v > 0));
+  const ys = series
+    .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.range ?? []).flatMap((r) => [r[1], r[2]])])
+    .filter((v) => Number.isFinite(v) && (!o.yLog || v > 0));
   let yMin = Math.min(...ys);
   let yMax = Math.max(...ys);
   if (o.yLog) {
@@ -83,19 +97,33 @@ export function lineChart(series: readonly Series[], o: ChartOptions): string {
     out.push(`<text x="${xx}" y="${m.top + ph + 16}" text-anchor="middle" fill="#333">${label(t)}</text>`);
   }
   out.push(`<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`);
-  out.push(`<text x="${m.left + pw / 2}" y="${H - 14}" text-anchor="middle">${esc(o.xLabel)}</text>`);
+  out.push(`<text x="${m.left + pw / 2}" y="${m.top + ph + 36}" text-anchor="middle">${esc(o.xLabel)}</text>`);
+  caption.forEach((line, i) => out.push(`<text x="${m.left}" y="${m.top + ph + 58 + i * 16}" fill="#555" font-size="11">${esc(line)}</text>`));
   out.push(`<text transform="translate(18 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(o.yLabel)}</text>`);
   // series
-  series.forEach((s, i) => {
+  series.forEach((s) => {
     const pts = s.points.filter((p) => Number.isFinite(p[1]) && (!o.yLog || p[1] > 0));
     const d = pts.map((p, k) => `${k === 0 ? 'M' : 'L'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
     const dash = s.dashed === true ? ' stroke-dasharray="5 4"' : '';
+    for (const [rx, lo, hi] of s.range ?? []) {
+      if (!(Number.isFinite(lo) && Number.isFinite(hi)) || (o.yLog && lo <= 0)) continue;
+      const xx = x(rx);
+      const a = y(lo).toFixed(1);
+      const b = y(hi).toFixed(1);
+      out.push(`<path d="M${xx.toFixed(1)},${a} L${xx.toFixed(1)},${b} M${(xx - 3).toFixed(1)},${a} L${(xx + 3).toFixed(1)},${a} M${(xx - 3).toFixed(1)},${b} L${(xx + 3).toFixed(1)},${b}" stroke="${s.color}" stroke-opacity="0.55" stroke-width="1.2" fill="none"/>`);
+    }
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="${s.dashed === true ? 1.5 : 2.2}"${dash}/>`);
     if (s.dashed !== true) for (const p of pts) out.push(`<circle cx="${x(p[0]).toFixed(1)}" cy="${y(p[1]).toFixed(1)}" r="3" fill="${s.color}"/>`);
+  });
+  const lx = m.left + pw + 16;
+  listed.forEach((s, i) => {
     const ly = m.top + 8 + i * 20;
-    const lx = m.left + pw + 16;
+    const dash = s.dashed === true ? ' stroke-dasharray="5 4"' : '';
     out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${s.color}" stroke-width="2.2"${dash}/>`);
     out.push(`<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${esc(s.name)}</text>`);
+  });
+  (o.legendNotes ?? []).forEach((note, i) => {
+    out.push(`<text x="${lx}" y="${m.top + 8 + (listed.length + 0.6 + i) * 20}" dominant-baseline="middle" fill="#555">${esc(note)}</text>`);
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;

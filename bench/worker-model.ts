@@ -6,10 +6,10 @@ import * as ort from 'onnxruntime-node';
 import type { WorkerContext } from '../src';
 import type { TensorLike } from '../src';
 import { loadSession } from '../src/onnx/load-session';
-import { CLS_PATH, mlpBytes } from './models';
+import { CLS_PATH, mlpBytes, wideMlpBytes } from './models';
 
-export default async function benchModel(ctx: WorkerContext<{ model: 'mlp' | 'cls' }>) {
-  const source = ctx.workerData.model === 'cls' ? CLS_PATH : mlpBytes();
+export default async function benchModel(ctx: WorkerContext<{ model: 'mlp' | 'cls' | 'wide' }>) {
+  const source = ctx.workerData.model === 'cls' ? CLS_PATH : ctx.workerData.model === 'wide' ? wideMlpBytes() : mlpBytes();
   const session = await loadSession(source, ctx.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: ctx.intraOpNumThreads });
   const [input, output] = [session.inputNames[0] as string, session.outputNames[0] as string];
   return {
