@@ -2,7 +2,7 @@ import type { Batcher, Merged, Partition } from '../core/batcher';
 import { describe } from '../core/describe';
 import { concatInto } from '../tensor/copy';
 import { formatShape, tensorBuilder, type TensorFactory, type TensorLike } from '../tensor/tensor-like';
-import { checkAxis, checkKeys } from './options';
+import { checkAxis, checkBoolean, checkKeys } from './options';
 import { TensorInputError } from './tensor-input-error';
 import { inputLabel, readItem, rebuild, signature, splitOutput, type Layout, type ReadItem, type TensorInput } from './tensor-items';
 
@@ -40,6 +40,16 @@ export interface ConcatBatcherOptions {
    * `new ctor(type, data, dims)` (onnxruntime's signature), or a plain `{ type, data, dims }`
    */
   tensor?: TensorFactory;
+  /**
+   * Give each caller a view (`subarray`) into the batch's output instead of a copy of its rows,
+   * where the layout allows it (typed-array data, rows contiguous: every axis before the batch
+   * axis of size 1, and nothing to un-pad). Saves a copy and an allocation per request; the
+   * price is that a result keeps its whole batch's output buffer alive for as long as the caller
+   * holds it (a cache of results holds every batch they came from), and that the views share one
+   * buffer (each caller's rows are its own; writing past them is not possible through the view).
+   * @default false (every caller gets a copy of its rows)
+   */
+  outputViews?: boolean;
 }
 
 /** What {@link ConcatBatcher.merge} hands to {@link ConcatBatcher.split}. */
@@ -86,15 +96,17 @@ export class ConcatBatcher<In extends TensorInput = TensorLike, Out extends Tens
   readonly outputAxis: number;
   readonly #shape: ConcatBatcherOptions['shape'];
   readonly #build: ReturnType<typeof tensorBuilder>;
+  readonly #views: boolean;
 
   constructor(options: ConcatBatcherOptions = {}) {
     const where = 'ConcatBatcher';
-    checkKeys(where, options, ['axis', 'outputAxis', 'shape', 'tensor']);
+    checkKeys(where, options, ['axis', 'outputAxis', 'shape', 'tensor', 'outputViews']);
     this.axis = checkAxis(where, 'axis', options.axis ?? 0);
     this.outputAxis = checkAxis(where, 'outputAxis', options.outputAxis ?? this.axis);
     if (options.shape !== undefined) checkShapeOption(where, options.shape);
     this.#shape = options.shape;
     this.#build = tensorBuilder(options.tensor, where);
+    this.#views = checkBoolean(where, 'outputViews', options.outputViews);
   }
 
   /** The request's size on the batch axis. Throws a {@link TensorInputError} for a malformed request. */
@@ -160,7 +172,7 @@ export class ConcatBatcher<In extends TensorInput = TensorLike, Out extends Tens
    * `BatchSizeMismatchError` when an output's row count is not the batch's.
    */
   split(output: Out, ctx: ConcatContext): ReadonlyArray<Out | Error> {
-    return splitOutput(output, { where: 'ConcatBatcher', axis: this.outputAxis, rows: ctx.rows, total: ctx.total, build: this.#build }) as Out[];
+    return splitOutput(output, { where: 'ConcatBatcher', axis: this.outputAxis, rows: ctx.rows, total: ctx.total, build: this.#build, views: this.#views }) as Out[];
   }
 
   #read(item: unknown, reference: Layout | undefined): ReadItem {

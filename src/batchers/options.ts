@@ -20,3 +20,10 @@ export function checkKeys(where: string, options: unknown, allowed: readonly str
     }
   }
 }
+
+/** Throws a TypeError for an option that is set but not a boolean; returns it, `false` when unset. @internal */
+export function checkBoolean(where: string, name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`${where}: expected \`${name}\` to be a boolean, got ${describe(value)}`);
+  return value;
+}

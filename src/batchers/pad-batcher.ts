@@ -3,7 +3,7 @@ import { describe } from '../core/describe';
 import { concatInto } from '../tensor/copy';
 import { allocate, coercePadValue, DTYPES, isTensorType, type TensorType } from '../tensor/dtypes';
 import { tensorBuilder, type TensorFactory, type TensorLike } from '../tensor/tensor-like';
-import { checkAxis, checkKeys } from './options';
+import { checkAxis, checkKeys, checkBoolean } from './options';
 import { TensorInputError } from './tensor-input-error';
 import { inputLabel, readItem, signature, splitOutput, type Layout, type ReadItem, type TensorInput, type TensorRecord } from './tensor-items';
 
@@ -85,6 +85,16 @@ export interface PadBatcherOptions {
    * `new ctor(type, data, dims)` (onnxruntime's signature), or a plain `{ type, data, dims }`
    */
   tensor?: TensorFactory;
+  /**
+   * Give each caller a view (`subarray`) into the batch's output instead of a copy of its rows,
+   * where the layout allows it (typed-array data, rows contiguous: every axis before the batch
+   * axis of size 1, and nothing to un-pad). Saves a copy and an allocation per request; the
+   * price is that a result keeps its whole batch's output buffer alive for as long as the caller
+   * holds it (a cache of results holds every batch they came from), and that the views share one
+   * buffer (each caller's rows are its own; writing past them is not possible through the view).
+   * @default false (every caller gets a copy of its rows)
+   */
+  outputViews?: boolean;
 }
 
 /** What {@link PadBatcher.merge} hands to {@link PadBatcher.split}. */
@@ -102,7 +112,7 @@ export interface PadContext {
 /** An item of {@link PadBatcher}: one tensor, or a record of tensors. */
 export type PadInput<T extends TensorLike = TensorLike> = T | TensorRecord<T>;
 
-const PAD_OPTIONS = ['axis', 'padAxis', 'pad', 'padValue', 'maskKey', 'maskType', 'lengthsKey', 'lengthsType', 'key', 'outputAxis', 'unpadAxis', 'unpadOutputs', 'tensor'];
+const PAD_OPTIONS = ['axis', 'padAxis', 'pad', 'padValue', 'maskKey', 'maskType', 'lengthsKey', 'lengthsType', 'key', 'outputAxis', 'unpadAxis', 'unpadOutputs', 'tensor', 'outputViews'];
 
 /** A read item plus which of its inputs are padded, and its length. @internal */
 interface PadItem extends ReadItem {
@@ -152,6 +162,7 @@ export class PadBatcher<In extends PadInput = TensorLike, Out extends TensorInpu
   readonly #o: PadBatcherOptions;
   readonly #unpadAxis: number | undefined;
   readonly #build: ReturnType<typeof tensorBuilder>;
+  readonly #views: boolean;
   readonly #where: string;
 
   constructor(options: PadBatcherOptions = {}) {
@@ -192,6 +203,7 @@ export class PadBatcher<In extends PadInput = TensorLike, Out extends TensorInpu
     }
     this.#o = options;
     this.#build = tensorBuilder(options.tensor, where);
+    this.#views = checkBoolean(where, 'outputViews', options.outputViews);
   }
 
   /** The request's size on the batch axis. Throws a {@link TensorInputError} for a malformed request. */
@@ -285,7 +297,7 @@ export class PadBatcher<In extends PadInput = TensorLike, Out extends TensorInpu
             const keep = outLength === ctx.length || ctx.length === 0 ? Math.min(own, outLength) : Math.min(outLength, Math.ceil((own * outLength) / ctx.length));
             return { axis, keep };
           };
-    return splitOutput(output, { where: this.#where, axis: this.outputAxis, rows: ctx.rows, total: ctx.total, build: this.#build, ...(trim ? { trim } : {}) }) as Out[];
+    return splitOutput(output, { where: this.#where, axis: this.outputAxis, rows: ctx.rows, total: ctx.total, build: this.#build, views: this.#views, ...(trim ? { trim } : {}) }) as Out[];
   }
 
   /**

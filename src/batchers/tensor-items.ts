@@ -165,6 +165,8 @@ export interface SplitPlan {
   readonly build: (sample: unknown, type: string, data: TensorData, dims: readonly number[]) => TensorLike;
   /** Optionally trims item `i`'s slice of output `name` along another axis (un-padding). */
   readonly trim?: (item: number, name: string, dims: readonly number[]) => { axis: number; keep: number } | undefined;
+  /** Hand out views into the output where its rows are contiguous (see `outputViews`). */
+  readonly views?: boolean;
 }
 
 /**
@@ -200,11 +202,25 @@ export function splitOutput(output: unknown, p: SplitPlan): unknown[] {
     const count = p.rows[i] as number;
     const parts = outs.map((t, k) => {
       const trim = p.trim?.(i, names[k] as string, t.dims);
-      const s = sliceAxis(t.type, t.data, t.dims, p.axis, start, count, trim);
+      const s = p.views === true && trim === undefined ? (rowView(t.data, t.dims, p.axis, start, count) ?? sliceAxis(t.type, t.data, t.dims, p.axis, start, count)) : sliceAxis(t.type, t.data, t.dims, p.axis, start, count, trim);
       return p.build(t, t.type, s.data, s.dims);
     });
     results.push(rebuild(layout, parts));
     start += count;
   }
   return results;
+}
+
+/**
+ * Rows `start .. start + count` along `axis` as a view on `data`, when they are one contiguous run
+ * (typed-array data, every axis before `axis` of size 1); `undefined` otherwise.
+ */
+function rowView(data: TensorData, dims: readonly number[], axis: number, start: number, count: number): { data: TensorData; dims: number[] } | undefined {
+  if (Array.isArray(data) || !ArrayBuffer.isView(data)) return undefined;
+  for (let a = 0; a < axis; a++) if (dims[a] !== 1) return undefined;
+  let stride = 1;
+  for (let a = axis + 1; a < dims.length; a++) stride *= dims[a] as number;
+  const out = [...dims];
+  out[axis] = count;
+  return { data: (data as Float32Array).subarray(start * stride, (start + count) * stride) as unknown as TensorData, dims: out };
 }

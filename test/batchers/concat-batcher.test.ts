@@ -216,7 +216,7 @@ describe('ConcatBatcher bad input (rejected alone, message names input, expected
 
   test('options are checked when the batcher is made', () => {
     expect(() => new ConcatBatcher({ axis: -1 })).toThrow(new TypeError('ConcatBatcher: expected `axis` to be a non-negative integer axis, got -1 (number)'));
-    expect(() => new ConcatBatcher({ axsi: 1 } as never)).toThrow(new TypeError('ConcatBatcher: unknown option "axsi"; expected one of axis, outputAxis, shape, tensor'));
+    expect(() => new ConcatBatcher({ axsi: 1 } as never)).toThrow(new TypeError('ConcatBatcher: unknown option "axsi"; expected one of axis, outputAxis, shape, tensor, outputViews'));
     expect(() => new ConcatBatcher({ shape: ['x'] as never })).toThrow(
       new TypeError('ConcatBatcher: expected `shape` to be a shape (integers, -1 for any size), an array of shapes or a record of shapes, got an array of length 1'),
     );
