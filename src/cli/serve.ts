@@ -6,7 +6,7 @@ import type { MetricsSource } from '../http/options';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
-import { defaultThreads } from './threads';
+import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/worker/thread-budget';
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
 import type { RedisReplica } from '../remote/redis/replica-types';
@@ -30,6 +30,9 @@ Options:
   --max-body-bytes N    largest request body (413 past it)               (default 16777216)
   --workers N           worker threads running the model; 0: inline     (default 1)
   --threads N           onnxruntime threads per worker         (default: (cores - 1) / workers, >= 1)
+  --machine KIND        shared: leave the event loop a core, no spin-waiting; dedicated:
+                        every core to the model, pool threads spin between runs (faster on
+                        an otherwise idle machine, much slower under contention)  (default shared)
   --log-level LEVEL     debug, info, warn, error or silent; refusals are
                         summarised per 5 s, not logged one by one        (default info)
   --log-format FORMAT   text, or json (one object per line)              (default text)
@@ -56,6 +59,7 @@ const OPTIONS: Options = {
   'max-body-bytes': { type: 'string' },
   workers: { type: 'string' },
   threads: { type: 'string' },
+  machine: { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
   redis: { type: 'string' },
@@ -109,7 +113,11 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? 30_000;
   const maxBodyBytes = numberFlag(cmd, values, 'max-body-bytes', { min: 1, integer: true });
   const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? 1;
-  const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true }) ?? defaultThreads(availableParallelism(), workers);
+  const machine = values.machine ?? 'shared';
+  if (machine !== 'shared' && machine !== 'dedicated') throw new UsageError(`${cmd}: --machine must be shared or dedicated, got ${JSON.stringify(machine)}`);
+  const threads =
+    numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true }) ??
+    (machine === 'dedicated' ? dedicatedMachineThreads : sharedMachineThreads)(availableParallelism(), workers);
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
@@ -129,6 +137,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     maxQueueSize,
     workers,
     threads,
+    machine,
     ...(name !== undefined ? { name } : {}),
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
   });
@@ -149,7 +158,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
-      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}, ` +
+      `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}${machine === 'dedicated' ? ' (dedicated: spinning)' : ''}, ` +
       `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);

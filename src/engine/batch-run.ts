@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { systemClock } from '../core/clock';
 import type { TimerHandle } from '../core/clock';
 import { toError } from '../core/describe';
 import type { RequestOutcome } from '../core/observer';
@@ -9,6 +11,9 @@ import { batchTimedOut } from './settle-errors';
 import { RequestState, type PendingRequest } from './request';
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
+
+/** A batch that held the event loop this long defers the host's next decision past the timers phase. */
+const BLOCKED_LOOP_MS = 1;
 
 /** What a batch run needs from its host: its current options and the ways to settle. @internal */
 export interface BatchRunHost<In, Out> {
@@ -23,10 +28,10 @@ export interface BatchRunHost<In, Out> {
   /** The batch takes a slot and counts in the stats. */
   started(requests: number, rows: number): void;
   /**
-   * The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. `blockedMs`
-   * is how long starting it held the event loop (a synchronous model run blocks it throughout).
+   * The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. `blockedLoop`
+   * says the event loop did not get through a turn while it ran (see {@link runBatch}).
    */
-  finished(requests: number, blockedMs: number): void;
+  finished(requests: number, blockedLoop: boolean): void;
 }
 
 /**
@@ -52,11 +57,18 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
 
   let finished = false;
   let batchTimer: TimerHandle | undefined;
-  let blockedMs = 0;
+  // Did the batch hold the event loop? onnxruntime-node runs the model in a setImmediate callback
+  // and resolves from it, so its block is not inside the batch function's call: on the real clock
+  // the test is "1 ms or more passed and the loop never idled meanwhile". An injected clock has no
+  // loop to ask: there, a batch blocks when the clock moved during its synchronous start.
+  const real = o.clock === systemClock;
+  const idleAtStart = real ? performance.nodeTiming.idleTime : 0;
+  let syncMs = 0;
   const finish = (): void => {
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
-    host.finished(batch.length, blockedMs);
+    const blocked = real ? o.clock.now() - startedAt >= BLOCKED_LOOP_MS && performance.nodeTiming.idleTime === idleAtStart : syncMs >= BLOCKED_LOOP_MS;
+    host.finished(batch.length, blocked);
   };
   if (o.batchTimeoutMs !== Infinity) {
     batchTimer = o.clock.setTimer(() => {
@@ -75,9 +87,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   const reportBatch = reporter.batches;
   const timed = reportBatch || o.policy.observe !== undefined;
   const running = runPipeline(host.pipeline, items, timed);
-  // The pipeline runs synchronously up to the model's first await: an inline onnxruntime run (or
-  // any blocking batch function) is all inside this call.
-  blockedMs = o.clock.now() - startedAt;
+  if (!real) syncMs = o.clock.now() - startedAt;
   running.then(
     (result) => {
       if (finished) return;

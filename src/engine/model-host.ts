@@ -48,8 +48,6 @@ const capture = (res: (value: unknown) => void, rej: (error: Error) => void): vo
   nextResolve = res;
   nextReject = rej;
 };
-/** A batch that held the event loop this long defers the next decision past the timers phase. */
-const BLOCKED_LOOP_MS = 1;
 // Once per process: a policy that throws per decision would otherwise flood stderr.
 let warnedPolicy = false;
 
@@ -172,9 +170,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         this.#runningRequests += requests;
         this.#stats.batch(requests, rows);
       },
-      finished: (requests, blockedMs) => {
+      finished: (requests, blockedLoop) => {
         this.#runningRequests -= requests;
-        this.#releaseSlot(blockedMs);
+        this.#releaseSlot(blockedLoop);
       },
     };
   }
@@ -470,15 +468,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   /**
    * A batch slot is free again (a batch, or a group on a lent slot, finished): wake whoever waits.
-   * After a batch that held the event loop (`blockedMs`), the next decision waits for the loop's
+   * After a batch that held the event loop (`blockedLoop`), the next decision waits for the loop's
    * timers phase: requests that arrived meanwhile are still in timer and I/O callbacks, and deciding
    * in this microtask would release a batch without them (measured: 1 request released, 51
    * issued right after).
    */
-  #releaseSlot(blockedMs = 0): void {
+  #releaseSlot(blockedLoop = false): void {
     this.#inFlight--;
     this.#notifyIdle();
-    if (blockedMs >= BLOCKED_LOOP_MS && !this.#flushScheduled && this.#queue.size > 0 && !this.#draining) {
+    if (blockedLoop && !this.#flushScheduled && this.#queue.size > 0 && !this.#draining) {
       this.#flushScheduled = true;
       this.#o.clock.setTimer(this.#flushBound, 0);
       return;

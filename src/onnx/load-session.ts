@@ -107,6 +107,9 @@ export async function loadSession(source: ModelSource, options: LoadSessionOptio
 
 const SPIN_KEY = 'session.intra_op.allow_spinning';
 
+/** `extra` that turns onnxruntime's intra-op spin-waiting on (the `'dedicated'` machine preset). @internal */
+export const SPINNING: Readonly<Record<string, unknown>> = Object.freeze({ session: { intra_op: { allow_spinning: '1' } } });
+
 /**
  * `extra` with onnxruntime's intra-op spin-waiting off, unless the caller set it (nested as
  * `{ session: { intra_op: { allow_spinning } } }` or flat as `'session.intra_op.allow_spinning'`;

@@ -5,7 +5,7 @@
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { WorkerContext } from '../executors/worker';
-import { loadSession } from './load-session';
+import { loadSession, SPINNING } from './load-session';
 import { loadOrt } from './runtime';
 import type { TensorLike } from '../tensor/tensor-like';
 
@@ -15,13 +15,18 @@ export interface OnnxWorkerData {
   readonly modelPath: string;
   /** Outputs to compute; all when absent. */
   readonly outputs?: readonly string[];
+  /** The `'dedicated'` machine preset: let the session's pool threads spin between runs. */
+  readonly spinning?: boolean;
 }
 
 /** Opens the session in this worker and returns the batch runner. @internal */
 export default async function onnxWorker(ctx: WorkerContext<OnnxWorkerData>) {
   const ort = loadOrt();
   const threads = ctx.intraOpNumThreads;
-  const session: InferenceSession = await loadSession(ctx.workerData.modelPath, threads === undefined ? {} : { intraOpNumThreads: threads });
+  const session: InferenceSession = await loadSession(ctx.workerData.modelPath, {
+    ...(threads === undefined ? {} : { intraOpNumThreads: threads }),
+    ...(ctx.workerData.spinning === true ? { extra: SPINNING } : {}),
+  });
   const fetches = ctx.workerData.outputs === undefined ? undefined : [...ctx.workerData.outputs];
   return {
     async run(feeds: Record<string, TensorLike>): Promise<Record<string, Tensor>> {

@@ -9,9 +9,11 @@ import { createWorkerHost } from '../api/create-worker-host';
 import { createOnnxHost, type OnnxFeeds, type OnnxResults } from './create-onnx-host';
 import { describeModel, type ModelDescription } from './describe-model';
 import { UnbatchableModelError } from './errors';
-import { loadSession } from './load-session';
+import { loadSession, SPINNING } from './load-session';
 import { loadOrt } from './runtime';
 import type { TensorData } from '../tensor/dtypes';
+import { describe } from '../core/describe';
+import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/worker/thread-budget';
 import type { OnnxWorkerData } from './onnx.worker';
 
 /** Options of {@link createServingHost}: the host's limits plus where the model runs. */
@@ -25,9 +27,19 @@ export interface ServingHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResu
   workers?: number;
   /**
    * onnxruntime intra-op threads per session. Keep `workers × threads ≤ cores`.
-   * @default max(1, floor(cores / max(1, workers)))
+   * @default `'shared'`: max(1, floor((cores − 1) / max(1, workers))); `'dedicated'`: max(1, floor(cores / max(1, workers)))
    */
   threads?: number;
+  /**
+   * How the machine is shared. `'shared'` leaves the event loop a core and turns onnxruntime's
+   * spin-waiting off: robust when anything else runs (other processes, the HTTP work of this one).
+   * `'dedicated'` gives the model every core and lets its pool threads spin between runs: measured
+   * 1.15–1.38× the throughput on an otherwise idle 2-core machine, but 0.3–0.6× when other work
+   * competes for the cores (docs/onnx.md, "Threads"). Choose it only for a machine that runs
+   * nothing else.
+   * @default 'shared'
+   */
+  machine?: 'shared' | 'dedicated';
 }
 
 /** A host made by {@link createServingHost}: a started `ModelHost` that shows its model. */
@@ -40,6 +52,8 @@ export type ServingHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResul
   readonly workers: number;
   /** onnxruntime intra-op threads per session. */
   readonly threads: number;
+  /** The machine preset it was made with. */
+  readonly machine: 'shared' | 'dedicated';
 };
 
 /**
@@ -54,17 +68,20 @@ export type ServingHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResul
  * ```
  */
 export async function createServingHost(modelPath: string, options: ServingHostOptions): Promise<ServingHost> {
-  const { workers = 1, threads, ...hostOptions } = options;
+  const { workers = 1, threads, machine = 'shared', ...hostOptions } = options;
   if (!Number.isInteger(workers) || workers < 0) throw new RangeError(`createServingHost: \`workers\` must be an integer >= 0, got ${String(workers)}`);
-  const intra = threads ?? Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
+  if (machine !== 'shared' && machine !== 'dedicated') throw new TypeError(`createServingHost: expected \`machine\` to be 'shared' or 'dedicated', got ${describe(machine)}`);
+  const dedicated = machine === 'dedicated';
+  const intra = threads ?? (dedicated ? dedicatedMachineThreads : sharedMachineThreads)(availableParallelism(), workers);
   const path = resolve(modelPath);
   const name = hostOptions.name ?? basename(path).replace(/\.onnx$/i, '');
   if (workers === 0) {
-    const host = await createOnnxHost(path, { ...hostOptions, name, session: { intraOpNumThreads: intra } });
+    const host = await createOnnxHost(path, { ...hostOptions, name, session: { intraOpNumThreads: intra, ...(dedicated ? { extra: SPINNING } : {}) } });
     Object.defineProperties(host, {
       executor: { value: 'inline', enumerable: true },
       workers: { value: 0, enumerable: true },
       threads: { value: intra, enumerable: true },
+      machine: { value: machine, enumerable: true },
     });
     return host as unknown as ServingHost;
   }
@@ -94,7 +111,7 @@ export async function createServingHost(modelPath: string, options: ServingHostO
       tensor,
     });
   }
-  const workerData: OnnxWorkerData = { modelPath: path };
+  const workerData: OnnxWorkerData = { modelPath: path, ...(dedicated ? { spinning: true } : {}) };
   const host = await createWorkerHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults, OnnxWorkerData>({
     ...hostOptions,
     name,
@@ -112,6 +129,7 @@ export async function createServingHost(modelPath: string, options: ServingHostO
     executor: { value: 'worker', enumerable: true },
     workers: { value: workers, enumerable: true },
     threads: { value: intra, enumerable: true },
+    machine: { value: machine, enumerable: true },
   });
   return host as ServingHost;
 }

@@ -1,5 +1,5 @@
 import { recommend } from '../../src/cli/recommend';
-import { defaultThreads } from '../../src/cli/threads';
+import { dedicatedMachineThreads, sharedMachineThreads } from '../../src/executors/worker/thread-budget';
 
 // The bench recommendation: the smallest batch within 10% of the best cost per item, and a wait
 // only when batching pays.
@@ -28,8 +28,14 @@ test('a small gain (1.12x, under the 2x rule) recommends no wait, and says why',
   expect(r.why[1]).toBe('batching is 1.12x cheaper per item than batch 1, under the 2x a wait needs to pay (the host already batches what arrives while the model runs), so waiting for fuller batches would just add latency: maxDelayMs 0');
 });
 
-test('serve leaves the event loop a core: workers × threads ≤ cores − 1, at least one thread', () => {
-  expect([defaultThreads(2, 1), defaultThreads(16, 1), defaultThreads(16, 4), defaultThreads(8, 0), defaultThreads(1, 1), defaultThreads(4, 8)]).toEqual([1, 15, 3, 7, 1, 1]);
+test('the shared-machine default leaves the event loop a core: workers × threads ≤ cores − 1, at least one thread', () => {
+  const t = sharedMachineThreads;
+  expect([t(2, 1), t(16, 1), t(16, 4), t(8, 0), t(1, 1), t(4, 8)]).toEqual([1, 15, 3, 7, 1, 1]);
+});
+
+test('the dedicated-machine preset gives the model every core', () => {
+  const t = dedicatedMachineThreads;
+  expect([t(2, 1), t(16, 1), t(16, 4), t(8, 0), t(1, 1), t(4, 8)]).toEqual([2, 16, 4, 8, 1, 1]);
 });
 
 test('no timings is an error', () => {

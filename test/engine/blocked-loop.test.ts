@@ -37,6 +37,32 @@ describe('the next decision after a batch that blocked the event loop', () => {
     await host.stop();
   });
 
+  test("also when the model blocks in a setImmediate callback after the batch function returned (onnxruntime-node's way)", async () => {
+    const sizes: number[] = [];
+    const host = new ModelHost(
+      (xs: readonly number[]) =>
+        new Promise<readonly number[]>((resolve) => {
+          sizes.push(xs.length);
+          setImmediate(() => {
+            if (sizes.length === 1) block(15);
+            resolve(xs);
+          });
+        }),
+      { maxBatchSize: 4 },
+    );
+    const late: Array<Promise<number>> = [];
+    const first = [0, 1, 2, 3, 4].map((i) => host.inference(i));
+    // Set after the batch is released (so it cannot join it), due while the model holds the loop.
+    setTimeout(() => {
+      for (let i = 10; i < 13; i++) late.push(host.inference(i));
+    }, 1);
+    await Promise.all(first);
+    await host.onIdle();
+    await Promise.all(late);
+    expect(sizes).toEqual([4, 4]);
+    await host.stop();
+  });
+
   test('on an injected clock: a batch that advanced the clock by 1 ms or more defers the next release to a 0 ms timer', async () => {
     const clock = new ManualClock();
     const sizes: number[] = [];

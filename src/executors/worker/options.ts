@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
 import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../../core/options';
+import { sharedMachineThreads } from './thread-budget';
 import type { TensorFactory } from '../../tensor/tensor-like';
 
 /**
@@ -42,7 +43,9 @@ export interface WorkerExecutorOptions<Data = unknown> {
    * onnxruntime intra-op threads per worker, handed to the factory as `ctx.intraOpNumThreads` for its
    * `InferenceSession.create` options. Keep `workers × intraOpNumThreads` ≤ the machine's cores: more
    * threads than cores contend and run slower (a warning is emitted when the product exceeds them).
-   * @default undefined (the factory decides; onnxruntime's own default is one thread per core)
+   * The default leaves the event loop a core: model threads on every core starve the main thread,
+   * which answers callers and takes arrivals (docs/executors.md, "Threads").
+   * @default max(1, floor((cores − 1) / workers))
    */
   intraOpNumThreads?: number;
   /**
@@ -109,7 +112,7 @@ export interface ResolvedWorkerOptions {
   readonly module: string;
   readonly exportName: string;
   readonly workers: number;
-  readonly intraOpNumThreads: number | undefined;
+  readonly intraOpNumThreads: number;
   readonly resourceLimits: ResourceLimits | undefined;
   readonly workerData: unknown;
   readonly batchTimeoutMs: number;
@@ -142,7 +145,7 @@ export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWo
   const exportName = options.export ?? 'default';
   if (typeof exportName !== 'string' || exportName === '') fail(where, 'export', 'an export name (a non-empty string)', exportName);
   const workers = options.workers === undefined ? 1 : positiveInteger(where, 'workers', options.workers);
-  const intra = options.intraOpNumThreads === undefined ? undefined : positiveInteger(where, 'intraOpNumThreads', options.intraOpNumThreads);
+  const intra = options.intraOpNumThreads === undefined ? sharedMachineThreads(availableParallelism(), workers) : positiveInteger(where, 'intraOpNumThreads', options.intraOpNumThreads);
   if (options.resourceLimits !== undefined && (typeof options.resourceLimits !== 'object' || options.resourceLimits === null)) {
     fail(where, 'resourceLimits', 'an object like { maxOldGenerationSizeMb }', options.resourceLimits);
   }
@@ -150,7 +153,7 @@ export function resolveWorkerOptions(options: WorkerExecutorOptions): ResolvedWo
   if (options.loadsTypeScript !== undefined && typeof options.loadsTypeScript !== 'boolean') fail(where, 'loadsTypeScript', 'a boolean', options.loadsTypeScript);
   if (options.tensor !== undefined && typeof options.tensor !== 'function') fail(where, 'tensor', 'a function (type, data, dims) => tensor', options.tensor);
   const cores = availableParallelism();
-  if (intra !== undefined && intra * workers > cores && !warnedOversubscribed) {
+  if (intra * workers > cores && !warnedOversubscribed) {
     warnedOversubscribed = true;
     process.emitWarning(`${where}: ${workers} workers × intraOpNumThreads ${intra} = ${workers * intra} threads on ${cores} cores; threads beyond the cores contend and slow every batch`);
   }
