@@ -352,9 +352,15 @@ export async function closedLoop(o: ClosedLoopOptions): Promise<ClosedLoopResult
   let completed = 0;
   let failed = 0;
   const lat = o.latencies;
+  // The clock is read once per 64 requests, not per request: a per-request read was 2% of the inline
+  // MLP's profile, a cost the pre-formed side of a comparison does not pay.
+  let over = false;
   const client = async (): Promise<void> => {
-    while (issued < total) {
-      if (end !== Infinity && now() >= end) return;
+    while (issued < total && !over) {
+      if (end !== Infinity && (issued & 63) === 0 && now() >= end) {
+        over = true;
+        return;
+      }
       const i = issued++;
       if (lat === undefined) {
         try {

@@ -92,7 +92,7 @@ function post(agent: Agent, port: number, path: string, body: Buffer, headerLeng
 
 async function main(): Promise<void> {
   const t0 = performance.now();
-  // 1 worker thread with every core for onnxruntime: the event loop serves HTTP, the worker runs the model.
+  // 1 worker thread, the cores but one for onnxruntime: the event loop keeps a core for HTTP.
   const batches: BatchEvent[] = [];
   const host = await createServingHost(modelPath, {
     name: 'cls',
