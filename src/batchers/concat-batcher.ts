@@ -4,7 +4,8 @@ import { concatInto } from '../tensor/copy';
 import { formatShape, tensorBuilder, type TensorFactory, type TensorLike } from '../tensor/tensor-like';
 import { checkAxis, checkBoolean, checkKeys } from './options';
 import { TensorInputError } from './tensor-input-error';
-import { inputLabel, readItem, rebuild, signature, splitOutput, type Layout, type ReadItem, type TensorInput } from './tensor-items';
+import { sliceAxis } from '../tensor/copy';
+import { inputLabel, joinOutputs, readItem, rebuild, signature, splitOutput, type Layout, type ReadItem, type TensorInput } from './tensor-items';
 
 /**
  * An expected shape, batch axis included; `-1` accepts any size on that axis.
@@ -173,6 +174,27 @@ export class ConcatBatcher<In extends TensorInput = TensorLike, Out extends Tens
    */
   split(output: Out, ctx: ConcatContext): ReadonlyArray<Out | Error> {
     return splitOutput(output, { where: 'ConcatBatcher', axis: this.outputAxis, rows: ctx.rows, total: ctx.total, build: this.#build, views: this.#views }) as Out[];
+  }
+
+  /**
+   * Rows `start .. start + count` of a request along `axis`, every input cut the same way: a
+   * request of its own, for a host with `splitOversize`.
+   */
+  sliceRows(item: In, start: number, count: number): In {
+    const read = this.#read(item, undefined);
+    if (!(Number.isInteger(start) && Number.isInteger(count) && start >= 0 && count >= 1 && start + count <= read.rows)) {
+      throw new RangeError(`ConcatBatcher.sliceRows: expected rows within 0..${read.rows}, got ${start}..${start + count}`);
+    }
+    const parts = read.tensors.map((t) => {
+      const s = sliceAxis(t.type, t.data, t.dims, this.axis, start, count);
+      return this.#build(t, t.type, s.data, s.dims);
+    });
+    return rebuild(read.layout, parts) as In;
+  }
+
+  /** The results of a request's parts concatenated along `outputAxis`, in order (see {@link ConcatBatcher.sliceRows}). */
+  joinRows(parts: readonly Out[]): Out {
+    return joinOutputs('ConcatBatcher', parts, this.outputAxis, this.#build) as Out;
   }
 
   #read(item: unknown, reference: Layout | undefined): ReadItem {

@@ -1,7 +1,7 @@
 import { describe } from '../core/describe';
 import { BatchSizeMismatchError } from '../core/errors';
-import { sliceAxis } from '../tensor/copy';
-import type { TensorData } from '../tensor/dtypes';
+import { concatInto, sliceAxis } from '../tensor/copy';
+import type { TensorData, TensorType } from '../tensor/dtypes';
 import { formatShape, isTensorLike, tensorFault, type CheckedTensor, type TensorLike } from '../tensor/tensor-like';
 import { TensorInputError } from './tensor-input-error';
 
@@ -223,4 +223,21 @@ function rowView(data: TensorData, dims: readonly number[], axis: number, start:
   const out = [...dims];
   out[axis] = count;
   return { data: (data as Float32Array).subarray(start * stride, (start + count) * stride) as unknown as TensorData, dims: out };
+}
+
+/**
+ * Joins the outputs of one request's parts (each a tensor, a tuple or a record of tensors, in the
+ * same layout) by concatenating every output along `axis`, in order.
+ * @internal
+ */
+export function joinOutputs(where: string, parts: readonly unknown[], axis: number, build: SplitPlan['build']): unknown {
+  const first = parts[0];
+  const layout = layoutOf(first);
+  if (layout === undefined || parts.length === 0) throw new TypeError(`${where}: cannot join the parts of a request: expected tensors, got ${describe(first)}`);
+  const all = parts.map((p) => tensorsIn(p, layout) as TensorLike[]);
+  const joined = (all[0] as TensorLike[]).map((t0, k) => {
+    const { data, dims } = concatInto(t0.type as TensorType, all.map((ts) => ts[k] as TensorLike), axis);
+    return build(t0, t0.type, data, dims);
+  });
+  return rebuild(layout, joined);
 }

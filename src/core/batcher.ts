@@ -62,4 +62,16 @@ export interface Batcher<In, Out, Batch = unknown, BatchOut = unknown, Ctx = unk
   merge(items: readonly In[]): Merged<Batch, Ctx>;
   /** Cuts the batch function's output back into one result (or Error) per item, in order. */
   split(output: BatchOut, ctx: Ctx): ReadonlyArray<Out | Error>;
+  /**
+   * Rows `start .. start + count` of a request, as a request of its own: how a host with
+   * `splitOversize` cuts a request of more rows than `maxBatchSize` into parts.
+   * @default none (such requests are refused with a `RangeError`)
+   */
+  sliceRows?(item: In, start: number, count: number): In;
+  /**
+   * The results of a request's parts (from {@link Batcher.sliceRows}), in order, joined into the
+   * result the whole request would have had.
+   * @default none
+   */
+  joinRows?(parts: readonly Out[]): Out;
 }

@@ -85,6 +85,15 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   isolateErrors?: boolean;
   /**
+   * A request with more rows than `maxBatchSize` is cut into parts of at most `maxBatchSize` rows
+   * (the batcher's `sliceRows`), which queue one after another and run in as many batches; the
+   * caller gets the parts' results joined in order (`joinRows`). An error in any part rejects the
+   * request once, and cancels the parts not yet run. Needs a batcher that has both methods
+   * (`ConcatBatcher` does). Without it such a request is refused with a `RangeError`.
+   * @default false
+   */
+  splitOversize?: boolean;
+  /**
    * Name used in error messages and reports.
    * @default 'microbatch'
    */
@@ -138,6 +147,7 @@ export interface ResolvedOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
   batcher: Batcher<any, any, any, any, any> | undefined;
   isolateErrors: boolean;
+  splitOversize: boolean;
   name: string;
   observer: HostObserver | undefined;
   clock: Clock;
@@ -164,6 +174,7 @@ export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   policy: true,
   batcher: true,
   isolateErrors: true,
+  splitOversize: true,
   name: true,
   observer: true,
   clock: true,
@@ -267,6 +278,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     policy = o.policy;
   }
   if (o.isolateErrors !== undefined && typeof o.isolateErrors !== 'boolean') fail(where, 'isolateErrors', 'a boolean', o.isolateErrors);
+  if (o.splitOversize !== undefined && typeof o.splitOversize !== 'boolean') fail(where, 'splitOversize', 'a boolean', o.splitOversize);
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (o.observer !== undefined && (typeof o.observer !== 'object' || o.observer === null)) {
     fail(where, 'observer', 'an object with optional onBatch/onRequest methods', o.observer);
@@ -286,6 +298,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     policy,
     batcher: o.batcher,
     isolateErrors: o.isolateErrors ?? false,
+    splitOversize: o.splitOversize ?? false,
     name: o.name ?? 'microbatch',
     observer: o.observer,
     clock,

@@ -18,6 +18,7 @@ import { LiveQueueView } from './queue-view';
 import { Reporter } from './reporting';
 import { PendingRequest, RequestExtras, RequestState } from './request';
 import { checkRequestOptions } from './request-options';
+import { runInParts, type RowSlicer } from './split-oversize';
 import { RequestQueue } from './request-queue';
 import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
@@ -76,6 +77,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #o: ResolvedOptions;
   readonly #executor: Executor<Batch, BatchOut>;
   readonly #rowsOf: ((item: In) => number) | undefined;
+  /** With `splitOversize`: how a request too large for one batch is cut and joined. */
+  readonly #slicer: RowSlicer<In, Out> | undefined;
+  readonly #submitPart = (item: In, options: RequestOptions): Promise<Out> => this.inference(item, options);
   readonly #reporter: Reporter;
   readonly #batchRun: BatchRunHost<In, Out>;
   readonly #queue = new RequestQueue<PendingRequest<In, Out>>();
@@ -135,6 +139,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#o = isResolved(options) ? options : resolveOptions(where, options);
     const batcher = (this.#o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
+    if (this.#o.splitOversize) {
+      if (typeof batcher.sliceRows !== 'function' || typeof batcher.joinRows !== 'function') {
+        throw new TypeError(
+          `${this.#o.name}: splitOversize needs a batcher that can cut a request into rows and join the parts' results ` +
+            `(sliceRows and joinRows, as ConcatBatcher has); ${describe(batcher)} has ${typeof batcher.sliceRows === 'function' ? 'no joinRows' : 'no sliceRows'}`,
+        );
+      }
+      this.#slicer = { sliceRows: batcher.sliceRows.bind(batcher), joinRows: batcher.joinRows.bind(batcher) };
+    }
     const executor = this.#executor;
     const pipeline: PipelineConfig<In, Out, Batch, BatchOut> = {
       batcher,
@@ -221,6 +234,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         return this.#refuse(toError(e, "The batcher's rows"), 'error');
       }
       if (!Number.isInteger(rows) || rows < 1 || rows > o.maxBatchSize) {
+        if (this.#slicer !== undefined && Number.isInteger(rows) && rows > o.maxBatchSize) {
+          return runInParts(this.#submitPart, this.#slicer, item, rows, o.maxBatchSize, options);
+        }
         return this.#refuse(
           new RangeError(
             `${o.name}: a request must have from 1 to maxBatchSize (${o.maxBatchSize}) rows; this one has ${describe(rows)}. ` +
