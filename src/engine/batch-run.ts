@@ -1,5 +1,5 @@
-import { performance } from 'node:perf_hooks';
 import { systemClock } from '../core/clock';
+import { loopHeldFor, watchLoop } from './loop-watch';
 import type { TimerHandle } from '../core/clock';
 import { toError } from '../core/describe';
 import type { RequestOutcome } from '../core/observer';
@@ -58,16 +58,22 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   let finished = false;
   let batchTimer: TimerHandle | undefined;
   // Did the batch hold the event loop? onnxruntime-node runs the model in a setImmediate callback
-  // and resolves from it, so its block is not inside the batch function's call: on the real clock
-  // the test is "1 ms or more passed and the loop never idled meanwhile". An injected clock has no
-  // loop to ask: there, a batch blocks when the clock moved during its synchronous start.
+  // and resolves from it, so its block is not inside the batch function's call. On the real clock
+  // the test is "the batch took 1 ms or more, the loop went as long without reaching a check phase,
+  // and it has not idled since the batch started" (loop-watch.ts). A loop that keeps turning (a worker executor's main thread) is not taken for
+  // a blocked one. An injected clock has no loop to ask: there, a batch blocks when the clock moved
+  // during its synchronous start.
   const real = o.clock === systemClock;
-  const idleAtStart = real ? performance.nodeTiming.idleTime : 0;
   let syncMs = 0;
+  let idleAt = 0;
   const finish = (): void => {
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
-    const blocked = real ? o.clock.now() - startedAt >= BLOCKED_LOOP_MS && performance.nodeTiming.idleTime === idleAtStart : syncMs >= BLOCKED_LOOP_MS;
+    let blocked = syncMs >= BLOCKED_LOOP_MS;
+    if (real) {
+      const now = o.clock.now();
+      blocked = now - startedAt >= BLOCKED_LOOP_MS && loopHeldFor(BLOCKED_LOOP_MS, now, idleAt);
+    }
     host.finished(batch.length, blocked);
   };
   if (o.batchTimeoutMs !== Infinity) {
@@ -86,6 +92,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   // Timings cost clock reads per batch: take them only when someone reads them.
   const reportBatch = reporter.batches;
   const timed = reportBatch || o.policy.observe !== undefined;
+  if (real) idleAt = watchLoop();
   const running = runPipeline(host.pipeline, items, timed);
   if (!real) syncMs = o.clock.now() - startedAt;
   running.then(
