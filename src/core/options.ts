@@ -94,6 +94,29 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   splitOversize?: boolean;
   /**
+   * Queue policy per priority level, keyed by the `priority` that requests pass (Triton's
+   * `priority_queue_policy`): a level's `timeoutMs` is the default time limit of its requests (a
+   * request's own `timeoutMs` still wins), and its `maxDelayMs` is its own batching window,
+   * counted from its oldest waiting request. A batch is released when the first level's window
+   * ends, and takes requests in priority order as always. Levels not listed use the host's.
+   * @default every level uses the host's `timeoutMs` and `maxDelayMs`
+   * @example
+   * ```ts
+   * // interactive traffic (priority 1) goes at once and fails fast; bulk (0) waits for full batches
+   * { priorities: { 1: { maxDelayMs: 0, timeoutMs: 200 }, 0: { maxDelayMs: 20, timeoutMs: 60_000 } } }
+   * ```
+   */
+  priorities?: { readonly [priority: number]: PriorityLevelOptions };
+  /**
+   * Batch sizes (in rows) the model runs best at, e.g. sizes it was compiled or padded for. When
+   * enough rows wait for one of them, the largest such size is released at once (even if more
+   * rows wait: the rest go next); when fewer rows wait than the smallest, the batching window
+   * (`maxDelayMs`) is spent waiting for it, and when it closes whatever waits is released. Used by
+   * the greedy policy; the adaptive policy ignores it.
+   * @default none (any size up to `maxBatchSize`)
+   */
+  preferredBatchSizes?: readonly number[];
+  /**
    * Name used in error messages and reports.
    * @default 'microbatch'
    */
@@ -108,6 +131,20 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    * @default systemClock
    */
   clock?: Clock;
+}
+
+/** The queue policy of one priority level (see {@link HostOptions.priorities}). */
+export interface PriorityLevelOptions {
+  /**
+   * Default time limit of this level's requests, in milliseconds.
+   * @default the host's `timeoutMs`
+   */
+  timeoutMs?: number;
+  /**
+   * This level's batching window, counted from its oldest waiting request.
+   * @default the host's `maxDelayMs`
+   */
+  maxDelayMs?: number;
 }
 
 /** Options of one `inference()` call. */
@@ -148,6 +185,10 @@ export interface ResolvedOptions {
   batcher: Batcher<any, any, any, any, any> | undefined;
   isolateErrors: boolean;
   splitOversize: boolean;
+  /** Per-level overrides, `undefined` when none were given (the hot path checks only that). */
+  priorities: ReadonlyMap<number, Readonly<PriorityLevelOptions>> | undefined;
+  /** Ascending, `undefined` when none were given. */
+  preferredBatchSizes: readonly number[] | undefined;
   name: string;
   observer: HostObserver | undefined;
   clock: Clock;
@@ -175,6 +216,8 @@ export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   batcher: true,
   isolateErrors: true,
   splitOversize: true,
+  priorities: true,
+  preferredBatchSizes: true,
   name: true,
   observer: true,
   clock: true,
@@ -279,6 +322,8 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   }
   if (o.isolateErrors !== undefined && typeof o.isolateErrors !== 'boolean') fail(where, 'isolateErrors', 'a boolean', o.isolateErrors);
   if (o.splitOversize !== undefined && typeof o.splitOversize !== 'boolean') fail(where, 'splitOversize', 'a boolean', o.splitOversize);
+  const priorities = o.priorities === undefined ? undefined : resolvePriorities(where, o.priorities);
+  const preferredBatchSizes = o.preferredBatchSizes === undefined ? undefined : resolvePreferred(where, o.preferredBatchSizes, tunable.maxBatchSize);
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (o.observer !== undefined && (typeof o.observer !== 'object' || o.observer === null)) {
     fail(where, 'observer', 'an object with optional onBatch/onRequest methods', o.observer);
@@ -299,12 +344,48 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     batcher: o.batcher,
     isolateErrors: o.isolateErrors ?? false,
     splitOversize: o.splitOversize ?? false,
+    priorities,
+    preferredBatchSizes,
     name: o.name ?? 'microbatch',
     observer: o.observer,
     clock,
   };
   resolved.add(out);
   return out;
+}
+
+const LEVEL_KEYS = optionKeys<PriorityLevelOptions>({ timeoutMs: true, maxDelayMs: true });
+
+/** Checks `priorities`: keys are finite numbers, values `{ timeoutMs?, maxDelayMs? }`. @internal */
+function resolvePriorities(where: string, value: unknown): Map<number, PriorityLevelOptions> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(where, 'priorities', 'an object keyed by priority level, e.g. { 1: { maxDelayMs: 0, timeoutMs: 200 } }', value);
+  }
+  const out = new Map<number, PriorityLevelOptions>();
+  for (const [key, level] of Object.entries(value)) {
+    const priority = Number(key);
+    if (key.trim() === '' || !Number.isFinite(priority)) fail(where, 'priorities', 'keyed by priority levels (finite numbers)', key);
+    const at = `priorities[${key}]`;
+    if (typeof level !== 'object' || level === null || Array.isArray(level)) fail(where, at, 'an object { timeoutMs?, maxDelayMs? }', level);
+    rejectUnknownKeys(`${where}: ${at}`, level, LEVEL_KEYS);
+    const l = level as PriorityLevelOptions;
+    out.set(priority, {
+      ...(l.timeoutMs === undefined ? {} : { timeoutMs: checkMs(where, `${at}.timeoutMs`, l.timeoutMs, 'positive') }),
+      ...(l.maxDelayMs === undefined ? {} : { maxDelayMs: checkMs(where, `${at}.maxDelayMs`, l.maxDelayMs, 'zero') }),
+    });
+  }
+  return out;
+}
+
+/** Checks `preferredBatchSizes`: integers from 1 to `maxBatchSize`; returns them ascending, without repeats. @internal */
+function resolvePreferred(where: string, value: unknown, maxBatchSize: number): number[] {
+  if (!Array.isArray(value) || value.length === 0) fail(where, 'preferredBatchSizes', 'a non-empty array of batch sizes', value);
+  for (const n of value) {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > maxBatchSize) {
+      fail(where, 'preferredBatchSizes', `batch sizes from 1 to maxBatchSize (${maxBatchSize})`, n, RangeError);
+    }
+  }
+  return [...new Set(value as number[])].sort((a, b) => a - b);
 }
 
 /** A copy without the keys whose value is `undefined` (so they do not override defaults). @internal */

@@ -29,8 +29,19 @@ export interface QueueView {
   readonly freeSlots: number;
   /** The host's current limits. */
   readonly maxBatchSize: number;
-  /** The host's current batching window. */
+  /**
+   * The batching window that ends first: the host's `maxDelayMs`, or with per-level `priorities`
+   * the window of the level whose window ends first.
+   */
   readonly maxDelayMs: number;
+  /**
+   * When that window ends: the oldest waiting request's enqueue time plus `maxDelayMs`, or with
+   * `priorities` the earliest such end over the levels waiting.
+   * @default `oldestEnqueuedAt + maxDelayMs` (a view made without it, e.g. in a test)
+   */
+  readonly windowEndsAt?: number;
+  /** The host's `preferredBatchSizes`, ascending, or `undefined`. */
+  readonly preferredBatchSizes?: readonly number[];
   /** The latency budget per request (queue + run), `Infinity` when none is set. */
   readonly maxLatencyMs: number;
   /** The waiting requests in queue order (priority, then FIFO). Computed on demand. */
@@ -129,12 +140,33 @@ export const greedyPolicy: ReleasePolicy = {
   name: 'greedy',
   decide(q: QueueView): ReleaseDecision {
     const maxRows = q.maxBatchSize;
+    const preferred = q.preferredBatchSizes;
+    if (preferred !== undefined) return preferredDecision(q, preferred);
     if (q.queuedRows >= maxRows) return { release: true, maxRows, reason: 'full' };
     if (q.maxDelayMs <= 0) return { release: true, maxRows, reason: 'idle' };
-    const windowEnd = q.oldestEnqueuedAt + q.maxDelayMs;
+    const windowEnd = q.windowEndsAt ?? q.oldestEnqueuedAt + q.maxDelayMs;
     if (q.now >= windowEnd) return { release: true, maxRows, reason: 'timer' };
     // Waiting past a request's deadline would only fail it: run now instead.
     if (q.earliestDeadline() <= windowEnd) return { release: true, maxRows, reason: 'deadline' };
     return { release: false, wakeAt: windowEnd };
   },
 };
+
+/**
+ * The greedy policy with preferred batch sizes (Triton's rule): the largest preferred size that
+ * the waiting rows reach goes at once; below the smallest, the window is spent waiting for it, and
+ * when the window closes (or a deadline would be missed) whatever waits goes.
+ */
+function preferredDecision(q: QueueView, preferred: readonly number[]): ReleaseDecision {
+  const maxRows = q.maxBatchSize;
+  const rows = Math.min(q.queuedRows, maxRows);
+  let best = 0;
+  for (const p of preferred) if (p <= rows) best = p;
+  if (best > 0) return { release: true, maxRows: best, reason: 'full' };
+  if (q.queuedRows >= maxRows) return { release: true, maxRows, reason: 'full' };
+  if (q.maxDelayMs <= 0) return { release: true, maxRows, reason: 'idle' };
+  const windowEnd = q.windowEndsAt ?? q.oldestEnqueuedAt + q.maxDelayMs;
+  if (q.now >= windowEnd) return { release: true, maxRows, reason: 'timer' };
+  if (q.earliestDeadline() <= windowEnd) return { release: true, maxRows, reason: 'deadline' };
+  return { release: false, wakeAt: windowEnd };
+}

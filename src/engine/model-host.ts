@@ -254,11 +254,14 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (bad !== undefined) return this.#refuse(bad, 'error');
       if (options.priority !== undefined) priority = options.priority;
       if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
+      else if (o.priorities !== undefined) timeoutMs = o.priorities.get(priority)?.timeoutMs ?? timeoutMs;
       signal = options.signal;
       if (signal?.aborted) {
         return this.#refuse(new AbortError(`${o.name}: the request was aborted before it was queued`, signal.reason), 'aborted');
       }
     }
+    // A level's default time limit also applies to a request that passed no options (level 0).
+    if (options === undefined && o.priorities !== undefined) timeoutMs = o.priorities.get(0)?.timeoutMs ?? timeoutMs;
     if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
     const now = this.#burstNow();
@@ -456,8 +459,17 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     view.inFlight = this.#inFlight;
     view.freeSlots = o.maxConcurrentBatches - this.#inFlight;
     view.maxBatchSize = o.maxBatchSize;
-    view.maxDelayMs = o.maxDelayMs;
     view.maxLatencyMs = o.maxLatencyMs;
+    view.preferredBatchSizes = o.preferredBatchSizes;
+    const levels = o.priorities;
+    if (levels === undefined) {
+      view.maxDelayMs = o.maxDelayMs;
+      view.windowEndsAt = view.oldestEnqueuedAt + o.maxDelayMs;
+    } else {
+      const w = queue.earliestWindow((p) => levels.get(p)?.maxDelayMs ?? o.maxDelayMs) as { end: number; delay: number };
+      view.maxDelayMs = w.delay;
+      view.windowEndsAt = w.end;
+    }
     try {
       return o.policy.decide(view);
     } catch (e) {

@@ -16,6 +16,8 @@ export class LiveQueueView implements QueueView {
   freeSlots = 0;
   maxBatchSize = 1;
   maxDelayMs = 0;
+  windowEndsAt = 0;
+  preferredBatchSizes: readonly number[] | undefined = undefined;
   maxLatencyMs = Infinity;
 
   constructor(private readonly queue: RequestQueue<QueuedRequestInfo & Queueable>) {}

@@ -120,6 +120,22 @@ export class RequestQueue<T extends Queueable> {
     return oldest;
   }
 
+  /**
+   * The batching window that ends first over the priority levels that have live entries: each
+   * level's oldest live entry's enqueue time plus `delayOf(level)`. `undefined` if empty.
+   */
+  earliestWindow(delayOf: (priority: number) => number): { end: number; delay: number } | undefined {
+    let best: { end: number; delay: number } | undefined;
+    for (const level of this.#levels) {
+      const head = this.#liveHead(level.fifo);
+      if (head === undefined) continue;
+      const delay = delayOf(level.priority);
+      const end = head.enqueuedAt + delay;
+      if (best === undefined || end < best.end) best = { end, delay };
+    }
+    return best;
+  }
+
   /** Earliest deadline among live entries (`Infinity` if none has one). O(size). */
   earliestDeadline(): number {
     let earliest = Infinity;
