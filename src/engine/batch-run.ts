@@ -1,5 +1,5 @@
 import { systemClock } from '../core/clock';
-import { loopHeldFor, watchLoop } from './loop-watch';
+import { batchEnded, batchStarted } from './loop-watch';
 import type { TimerHandle } from '../core/clock';
 import { toError } from '../core/describe';
 import type { RequestOutcome } from '../core/observer';
@@ -69,11 +69,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   const finish = (): void => {
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
-    let blocked = syncMs >= BLOCKED_LOOP_MS;
-    if (real) {
-      const now = o.clock.now();
-      blocked = now - startedAt >= BLOCKED_LOOP_MS && loopHeldFor(BLOCKED_LOOP_MS, now, idleAt);
-    }
+    const blocked = real ? batchEnded(BLOCKED_LOOP_MS, startedAt, o.clock.now(), idleAt) : syncMs >= BLOCKED_LOOP_MS;
     host.finished(batch.length, blocked);
   };
   if (o.batchTimeoutMs !== Infinity) {
@@ -92,7 +88,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
   // Timings cost clock reads per batch: take them only when someone reads them.
   const reportBatch = reporter.batches;
   const timed = reportBatch || o.policy.observe !== undefined;
-  if (real) idleAt = watchLoop();
+  if (real) idleAt = batchStarted();
   const running = runPipeline(host.pipeline, items, timed);
   if (!real) syncMs = o.clock.now() - startedAt;
   running.then(

@@ -1,39 +1,47 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * Whether the event loop is being held: when it last reached its check phase, and how much it had
- * idled by then. One marker immediate per loop turn at most (armed by batches as they start), so a
- * burst of batches inside one macrotask costs one immediate, and the marker holds nothing but
- * these numbers (a closure over a batch would keep the batch alive until the loop turns).
+ * Whether the event loop is being held: when it last reached its check phase. While any batch runs
+ * (in any host), an unreferenced marker immediate re-arms itself once per loop turn and records
+ * the time; unreferenced, it neither keeps the process alive nor stops the loop from sleeping in
+ * its poll phase. A burst of batches inside one macrotask costs one marker, and the marker holds
+ * nothing but a number (a closure over a batch would keep the batch alive until the loop turns).
  */
+let running = 0;
 let armed = false;
 let lastCheckAt = 0;
 
 const onCheck = (): void => {
   armed = false;
   lastCheckAt = performance.now();
+  if (running > 0) arm();
 };
 
+function arm(): void {
+  armed = true;
+  setImmediate(onCheck).unref();
+}
+
 /**
- * Arms the marker for the next check phase and returns the loop's idle time so far. Call it
- * before starting work that may block: a model that blocks in an immediate of its own
+ * A batch starts: keeps the marker armed until it ends, and returns the loop's idle time so far.
+ * Call it before starting work that may block: a model that blocks in an immediate of its own
  * (onnxruntime-node does) queues it after the marker.
  * @internal
  */
-export function watchLoop(): number {
-  if (!armed) {
-    armed = true;
-    setImmediate(onCheck);
-  }
+export function batchStarted(): number {
+  running++;
+  if (!armed) arm();
   return performance.nodeTiming.idleTime;
 }
 
 /**
- * True when the loop has gone `ms` or more (on `performance.now()`'s scale) without reaching a
- * check phase, and has not idled since `idleAt` (what {@link watchLoop} returned): it was blocked
- * (or saturated), so timers and I/O that fell due meanwhile have not run yet.
+ * A batch ends. True when it held the loop: it took `ms` or more (on `performance.now()`'s
+ * scale), the loop has gone as long without reaching a check phase, and it has not idled since
+ * the batch started (`idleAt`, from {@link batchStarted}). Timers and I/O that fell due meanwhile
+ * have not run yet.
  * @internal
  */
-export function loopHeldFor(ms: number, now: number, idleAt: number): boolean {
-  return now - lastCheckAt >= ms && performance.nodeTiming.idleTime === idleAt;
+export function batchEnded(ms: number, startedAt: number, now: number, idleAt: number): boolean {
+  running--;
+  return now - startedAt >= ms && now - lastCheckAt >= ms && performance.nodeTiming.idleTime === idleAt;
 }

@@ -28,9 +28,9 @@ describe('priorities: a timeout and a batching window per priority level', () =>
     clock.advance(0.1); // t = 7
     await settle();
     expect(model.calls[0]!.items).toEqual([100, 1, 2]);
-    expect(events[0]).toMatchObject({ reason: 'timer', startedAt: 7 });
     model.answer(0, (x) => -x);
     await settle();
+    expect(events[0]).toMatchObject({ reason: 'timer', startedAt: 7 });
     expect([urgent.value, ...bulk.map((b) => b.value)]).toEqual([-100, -1, -2]);
     await host.stop();
   });
@@ -43,14 +43,15 @@ describe('priorities: a timeout and a batching window per priority level', () =>
     void host.inference(2, { priority: 5 });
     await settle();
     expect(model.calls[0]!.items).toEqual([2, 1]);
-    expect(events[0]!.reason).toBe('idle');
     model.answer(0, (x) => x);
+    await settle();
+    expect(events[0]!.reason).toBe('idle');
     await host.stop();
   });
 
   test("a level's timeoutMs is its requests' default; a request's own timeoutMs wins; plain requests are level 0", async () => {
     const { clock, model, host } = setup({ maxBatchSize: 8, priorities: { 0: { timeoutMs: 50 }, 1: { timeoutMs: 500 } } });
-    const busy = host.inference(0); // occupies the model
+    const busy = host.inference(0, { timeoutMs: 10_000 }); // occupies the model
     await settle();
     const plain = track(host.inference(1));
     const level1 = track(host.inference(2, { priority: 1 }));
@@ -77,7 +78,7 @@ describe('priorities: a timeout and a batching window per priority level', () =>
 
   test('bad priorities are refused with what was expected and what came', () => {
     const make = (priorities: unknown) => () => new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 4, priorities: priorities as never });
-    expect(make([1])).toThrow(new TypeError('ModelHost: expected `priorities` to be an object keyed by priority level, e.g. { 1: { maxDelayMs: 0, timeoutMs: 200 } }, got [1] (array of 1)'));
+    expect(make([1])).toThrow(new TypeError('ModelHost: expected `priorities` to be an object keyed by priority level, e.g. { 1: { maxDelayMs: 0, timeoutMs: 200 } }, got an array of length 1'));
     expect(make({ high: {} })).toThrow(new TypeError('ModelHost: expected `priorities` to be keyed by priority levels (finite numbers), got "high" (string)'));
     expect(make({ 1: 5 })).toThrow(new TypeError('ModelHost: expected `priorities[1]` to be an object { timeoutMs?, maxDelayMs? }, got 5 (number)'));
     expect(make({ 1: { delay: 3 } })).toThrow(new TypeError('ModelHost: priorities[1]: unknown option `delay`; the known options are `timeoutMs`, `maxDelayMs`'));
@@ -96,9 +97,9 @@ describe('preferredBatchSizes', () => {
     model.answer(0, (x) => x);
     await settle();
     expect(model.sizes).toEqual([1, 16]);
-    expect(events[1]).toMatchObject({ rows: 16, reason: 'full' });
     model.answer(1, (x) => x);
     await settle();
+    expect(events[1]).toMatchObject({ rows: 16, reason: 'full' });
     // 5 left: below the smallest preferred size, and no window to wait in (maxDelayMs 0).
     expect(model.sizes).toEqual([1, 16, 5]);
     model.answer(2, (x) => x);
@@ -118,21 +119,23 @@ describe('preferredBatchSizes', () => {
     void host.inference(4);
     await settle();
     expect(model.sizes).toEqual([4]);
-    expect(events[0]).toMatchObject({ reason: 'full', startedAt: 3 });
     model.answer(0, (x) => x);
+    await settle();
+    expect(events[0]).toMatchObject({ reason: 'full', startedAt: 3 });
     void host.inference(5);
     await settle();
     clock.advance(10); // no preferred size reached: the window closes and the lone request goes
     await settle();
     expect(model.sizes).toEqual([4, 1]);
-    expect(events[1]).toMatchObject({ reason: 'timer' });
     model.answer(1, (x) => x);
+    await settle();
+    expect(events[1]).toMatchObject({ reason: 'timer' });
     await host.stop();
   });
 
   test('bad preferredBatchSizes are refused naming the allowed range', () => {
     const make = (sizes: unknown) => () => new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 8, preferredBatchSizes: sizes as never });
-    expect(make([])).toThrow(new TypeError('ModelHost: expected `preferredBatchSizes` to be a non-empty array of batch sizes, got [] (empty array)'));
+    expect(make([])).toThrow(new TypeError('ModelHost: expected `preferredBatchSizes` to be a non-empty array of batch sizes, got an array of length 0'));
     expect(make([4, 16])).toThrow(new RangeError('ModelHost: expected `preferredBatchSizes` to be batch sizes from 1 to maxBatchSize (8), got 16 (number)'));
     expect(make([2.5])).toThrow(RangeError);
   });

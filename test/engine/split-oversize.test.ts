@@ -2,7 +2,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 import { AbortError } from '../../src/core/errors';
-import { ManualClock } from '../../src/core/manual-clock';
+import { type ManualClock } from '../../src/core/manual-clock';
 import { ModelHost } from '../../src/engine/model-host';
 import type { TensorLike } from '../../src/tensor/tensor-like';
 import { ControlledModel, settle, track } from '../support/controlled-model';
