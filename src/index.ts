@@ -73,7 +73,7 @@ export {
 export type { DeadlineReason } from './core/errors';
 export { CHANNELS } from './core/observer';
 export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome } from './core/observer';
-export type { HostOptions, RequestOptions, TunableOptions } from './core/options';
+export type { HostOptions, PriorityLevelOptions, RequestOptions, TunableOptions } from './core/options';
 export { AdaptivePolicy, adaptivePolicy } from './core/adaptive-policy';
 export type { AdaptivePolicyOptions, AdaptiveStats } from './core/adaptive-policy';
 export { LatencyModel } from './core/latency-model';
