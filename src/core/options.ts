@@ -117,6 +117,21 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   preferredBatchSizes?: readonly number[];
   /**
+   * Batches to run before the host takes traffic: `start()` (and so `createHost`,
+   * `createOnnxHost`, a server's readiness) resolves only after each has run, so the first real
+   * requests do not pay the model's first-run costs (memory arenas, kernel selection, JIT). A
+   * batch of each size in `batchSizes` is built by cycling through `samples`. Warm-up batches are
+   * reported to the observer (reason `'warmup'`) but not counted in `stats` nor taught to the
+   * adaptive policy; requests that arrive meanwhile wait. A warm-up batch that fails (throws, or
+   * answers any sample with an Error) fails `start()` with that error as `cause`.
+   * @default none
+   * @example
+   * ```ts
+   * { warmup: { samples: [exampleInput], batchSizes: [1, 8, 32] } }
+   * ```
+   */
+  warmup?: WarmupOptions<In>;
+  /**
    * Name used in error messages and reports.
    * @default 'microbatch'
    */
@@ -131,6 +146,17 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    * @default systemClock
    */
   clock?: Clock;
+}
+
+/** Warm-up batches run by `start()` (see {@link HostOptions.warmup}). */
+export interface WarmupOptions<In> {
+  /** Requests to build the warm-up batches from, cycled through to fill each batch. */
+  readonly samples: readonly In[];
+  /**
+   * Batch sizes, in requests, to run once each, in order.
+   * @default 1, the powers of 2 below `maxBatchSize`, and `maxBatchSize`
+   */
+  readonly batchSizes?: readonly number[];
 }
 
 /** The queue policy of one priority level (see {@link HostOptions.priorities}). */
@@ -189,6 +215,8 @@ export interface ResolvedOptions {
   priorities: ReadonlyMap<number, Readonly<PriorityLevelOptions>> | undefined;
   /** Ascending, `undefined` when none were given. */
   preferredBatchSizes: readonly number[] | undefined;
+  /** The samples and the batch sizes to run, `undefined` when none were given. */
+  warmup: { readonly samples: readonly unknown[]; readonly batchSizes: readonly number[] } | undefined;
   name: string;
   observer: HostObserver | undefined;
   clock: Clock;
@@ -218,6 +246,7 @@ export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   splitOversize: true,
   priorities: true,
   preferredBatchSizes: true,
+  warmup: true,
   name: true,
   observer: true,
   clock: true,
@@ -324,6 +353,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   if (o.splitOversize !== undefined && typeof o.splitOversize !== 'boolean') fail(where, 'splitOversize', 'a boolean', o.splitOversize);
   const priorities = o.priorities === undefined ? undefined : resolvePriorities(where, o.priorities);
   const preferredBatchSizes = o.preferredBatchSizes === undefined ? undefined : resolvePreferred(where, o.preferredBatchSizes, tunable.maxBatchSize);
+  const warmup = o.warmup === undefined ? undefined : resolveWarmup(where, o.warmup, tunable.maxBatchSize);
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (o.observer !== undefined && (typeof o.observer !== 'object' || o.observer === null)) {
     fail(where, 'observer', 'an object with optional onBatch/onRequest methods', o.observer);
@@ -346,6 +376,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     splitOversize: o.splitOversize ?? false,
     priorities,
     preferredBatchSizes,
+    warmup,
     name: o.name ?? 'microbatch',
     observer: o.observer,
     clock,
@@ -386,6 +417,31 @@ function resolvePreferred(where: string, value: unknown, maxBatchSize: number): 
     }
   }
   return [...new Set(value as number[])].sort((a, b) => a - b);
+}
+
+const WARMUP_KEYS = optionKeys<WarmupOptions<unknown>>({ samples: true, batchSizes: true });
+
+/** Checks `warmup`; fills in the default batch sizes. @internal */
+function resolveWarmup(where: string, value: unknown, maxBatchSize: number): { samples: readonly unknown[]; batchSizes: readonly number[] } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(where, 'warmup', 'an object { samples, batchSizes? }', value);
+  rejectUnknownKeys(`${where}: warmup`, value, WARMUP_KEYS);
+  const w = value as WarmupOptions<unknown>;
+  if (!Array.isArray(w.samples) || w.samples.length === 0) fail(where, 'warmup.samples', 'a non-empty array of requests', w.samples);
+  let sizes: number[];
+  if (w.batchSizes === undefined) {
+    sizes = [];
+    for (let n = 1; n < maxBatchSize; n *= 2) sizes.push(n);
+    sizes.push(maxBatchSize);
+  } else {
+    if (!Array.isArray(w.batchSizes) || w.batchSizes.length === 0) fail(where, 'warmup.batchSizes', 'a non-empty array of batch sizes', w.batchSizes);
+    for (const n of w.batchSizes) {
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > maxBatchSize) {
+        fail(where, 'warmup.batchSizes', `batch sizes from 1 to maxBatchSize (${maxBatchSize})`, n, RangeError);
+      }
+    }
+    sizes = [...(w.batchSizes as number[])];
+  }
+  return { samples: [...w.samples], batchSizes: sizes };
 }
 
 /** A copy without the keys whose value is `undefined` (so they do not override defaults). @internal */

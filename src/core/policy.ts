@@ -4,9 +4,10 @@
  * - `'idle'`: a batch slot was free and the policy chose not to wait (work-conserving);
  * - `'timer'`: the `maxDelayMs` window, counted from the oldest waiting request, closed;
  * - `'deadline'`: waiting longer would have cost a queued request its deadline;
- * - `'drain'`: the host is stopping and answers everything it accepted.
+ * - `'drain'`: the host is stopping and answers everything it accepted;
+ * - `'warmup'`: a warm-up batch that `start()` ran before the host took traffic (see `warmup`).
  */
-export type ReleaseReason = 'full' | 'idle' | 'timer' | 'deadline' | 'drain';
+export type ReleaseReason = 'full' | 'idle' | 'timer' | 'deadline' | 'drain' | 'warmup';
 
 /**
  * What a policy sees when the host asks whether to release a batch. All times are clock

@@ -19,6 +19,7 @@ import { Reporter } from './reporting';
 import { PendingRequest, RequestExtras, RequestState } from './request';
 import { checkRequestOptions } from './request-options';
 import { runInParts, type RowSlicer } from './split-oversize';
+import { runWarmup, type WarmupHost } from './warmup';
 import { RequestQueue } from './request-queue';
 import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
@@ -286,6 +287,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return promise;
   }
 
+  /** What the warm-up needs from the host: its pipeline, its name and its reporter. */
+  #warmupHost(): WarmupHost {
+    return { pipeline: this.#batchRun.pipeline, name: this.#o.name, reporter: this.#reporter, clock: this.#o.clock, queued: () => this.#queue.size };
+  }
+
   /** Alias of {@link ModelHost.inference}. */
   predict(item: In, options?: RequestOptions): Promise<Out> {
     return this.inference(item, options);
@@ -301,6 +307,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       this.#startPromise = (async () => {
         try {
           await this.#executor.start?.();
+          if (this.#o.warmup !== undefined) await runWarmup(this.#warmupHost(), this.#o.warmup);
           this.#lifecycle = 'ready';
         } catch (e) {
           this.#lifecycle = 'failed';
