@@ -39,6 +39,7 @@ export type { Batched } from './api/generated-inference';
 export { OnnxSession, WorkerInfo } from './api/tokens';
 export { ModelHost } from './engine/model-host';
 export type { HostStats, StopOptions } from './engine/model-host';
+export type { CacheStats } from './engine/response-cache';
 export { Proxy } from './api/proxy';
 export type { ProxyOptions } from './api/proxy';
 export { BucketBatcher } from './batchers/bucket-batcher';
@@ -73,7 +74,7 @@ export {
 export type { DeadlineReason } from './core/errors';
 export { CHANNELS } from './core/observer';
 export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome } from './core/observer';
-export type { HostOptions, PriorityLevelOptions, RequestOptions, TunableOptions } from './core/options';
+export type { CacheOptions, HostOptions, PriorityLevelOptions, RequestOptions, TunableOptions, WarmupOptions } from './core/options';
 export { AdaptivePolicy, adaptivePolicy } from './core/adaptive-policy';
 export type { AdaptivePolicyOptions, AdaptiveStats } from './core/adaptive-policy';
 export { LatencyModel } from './core/latency-model';

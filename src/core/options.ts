@@ -132,6 +132,19 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    */
   warmup?: WarmupOptions<In>;
   /**
+   * A response cache: requests with the same key that are waiting or running share one
+   * computation, and finished results are kept and answered at once (DataLoader's cache, Triton's
+   * response cache). Errors are never kept. `true` takes the defaults. Use it only for a model
+   * that answers an input the same way every time. Counts appear in `host.stats.cache`.
+   * @default off
+   * @example
+   * ```ts
+   * { cache: { maxEntries: 10_000, ttlMs: 60_000 } }
+   * { cache: { key: (req) => req.id } }
+   * ```
+   */
+  cache?: boolean | CacheOptions<In>;
+  /**
    * Name used in error messages and reports.
    * @default 'microbatch'
    */
@@ -146,6 +159,28 @@ export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = Readonly
    * @default systemClock
    */
   clock?: Clock;
+}
+
+/** Options of the response cache (see {@link HostOptions.cache}). */
+export interface CacheOptions<In> {
+  /**
+   * Finished results kept; past it the least recently used goes first. `0` keeps none (identical
+   * requests in flight still share one computation).
+   * @default 1000
+   */
+  maxEntries?: number;
+  /**
+   * How long a finished result is kept, in milliseconds.
+   * @default Infinity
+   */
+  ttlMs?: number;
+  /**
+   * The key of a request: requests with equal keys (as `Map` keys compare) share an answer.
+   * @default strings, numbers, booleans and bigints as themselves; typed arrays, `ArrayBuffer`s,
+   * tensors (`{ type, data, dims }`) and arrays or plain objects of them by content (a hash, with
+   * the bytes compared on a hit); anything else is refused with a `TypeError` asking for `key`
+   */
+  key?: (item: In) => unknown;
 }
 
 /** Warm-up batches run by `start()` (see {@link HostOptions.warmup}). */
@@ -215,6 +250,9 @@ export interface ResolvedOptions {
   priorities: ReadonlyMap<number, Readonly<PriorityLevelOptions>> | undefined;
   /** Ascending, `undefined` when none were given. */
   preferredBatchSizes: readonly number[] | undefined;
+  /** The cache's settings, `undefined` when off. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the key function's item type is the host's In
+  cache: { readonly maxEntries: number; readonly ttlMs: number; readonly key: ((item: any) => unknown) | undefined } | undefined;
   /** The samples and the batch sizes to run, `undefined` when none were given. */
   warmup: { readonly samples: readonly unknown[]; readonly batchSizes: readonly number[] } | undefined;
   name: string;
@@ -247,6 +285,7 @@ export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   priorities: true,
   preferredBatchSizes: true,
   warmup: true,
+  cache: true,
   name: true,
   observer: true,
   clock: true,
@@ -354,6 +393,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   const priorities = o.priorities === undefined ? undefined : resolvePriorities(where, o.priorities);
   const preferredBatchSizes = o.preferredBatchSizes === undefined ? undefined : resolvePreferred(where, o.preferredBatchSizes, tunable.maxBatchSize);
   const warmup = o.warmup === undefined ? undefined : resolveWarmup(where, o.warmup, tunable.maxBatchSize);
+  const cache = o.cache === undefined || o.cache === false ? undefined : resolveCache(where, o.cache);
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (o.observer !== undefined && (typeof o.observer !== 'object' || o.observer === null)) {
     fail(where, 'observer', 'an object with optional onBatch/onRequest methods', o.observer);
@@ -377,6 +417,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     priorities,
     preferredBatchSizes,
     warmup,
+    cache,
     name: o.name ?? 'microbatch',
     observer: o.observer,
     clock,
@@ -417,6 +458,23 @@ function resolvePreferred(where: string, value: unknown, maxBatchSize: number): 
     }
   }
   return [...new Set(value as number[])].sort((a, b) => a - b);
+}
+
+const CACHE_KEYS = optionKeys<CacheOptions<unknown>>({ maxEntries: true, ttlMs: true, key: true });
+
+/** Checks `cache`: `true` or `{ maxEntries?, ttlMs?, key? }`. @internal */
+function resolveCache(where: string, value: unknown): NonNullable<ResolvedOptions['cache']> {
+  if (value === true) return { maxEntries: 1000, ttlMs: Infinity, key: undefined };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(where, 'cache', 'true, or an object { maxEntries?, ttlMs?, key? }', value);
+  rejectUnknownKeys(`${where}: cache`, value, CACHE_KEYS);
+  const c = value as CacheOptions<unknown>;
+  const maxEntries = c.maxEntries ?? 1000;
+  if (typeof maxEntries !== 'number' || !(Number.isInteger(maxEntries) || maxEntries === Infinity) || maxEntries < 0) {
+    fail(where, 'cache.maxEntries', 'an integer >= 0 (or Infinity)', maxEntries, RangeError);
+  }
+  const ttlMs = c.ttlMs === undefined ? Infinity : c.ttlMs === Infinity ? Infinity : checkMs(where, 'cache.ttlMs', c.ttlMs, 'zero');
+  if (c.key !== undefined && typeof c.key !== 'function') fail(where, 'cache.key', 'a function (item) => key', c.key);
+  return { maxEntries, ttlMs, key: c.key };
 }
 
 const WARMUP_KEYS = optionKeys<WarmupOptions<unknown>>({ samples: true, batchSizes: true });

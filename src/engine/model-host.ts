@@ -20,6 +20,7 @@ import { PendingRequest, RequestExtras, RequestState } from './request';
 import { checkRequestOptions } from './request-options';
 import { runInParts, type RowSlicer } from './split-oversize';
 import { runWarmup, type WarmupHost } from './warmup';
+import { ResponseCache } from './response-cache';
 import { RequestQueue } from './request-queue';
 import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
@@ -80,7 +81,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   readonly #rowsOf: ((item: In) => number) | undefined;
   /** With `splitOversize`: how a request too large for one batch is cut and joined. */
   readonly #slicer: RowSlicer<In, Out> | undefined;
-  readonly #submitPart = (item: In, options: RequestOptions): Promise<Out> => this.inference(item, options);
+  /** With `cache`: identical requests share an answer. */
+  readonly #cache: ResponseCache<In, Out> | undefined;
   readonly #reporter: Reporter;
   readonly #batchRun: BatchRunHost<In, Out>;
   readonly #queue = new RequestQueue<PendingRequest<In, Out>>();
@@ -140,6 +142,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#o = isResolved(options) ? options : resolveOptions(where, options);
     const batcher = (this.#o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
+    const cache = this.#o.cache;
+    this.#cache = cache === undefined ? undefined : new ResponseCache<In, Out>({ maxEntries: cache.maxEntries, ttlMs: cache.ttlMs, key: cache.key as ((item: In) => unknown) | undefined }, this.#o.clock, this.#o.name);
     if (this.#o.splitOversize) {
       if (typeof batcher.sliceRows !== 'function' || typeof batcher.joinRows !== 'function') {
         throw new TypeError(
@@ -209,7 +213,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   /** A snapshot of the host's counters. */
   get stats(): HostStats {
-    return this.#stats.snapshot(this.#queue.size, this.#runningRequests, this.#inFlight);
+    const s = this.#stats.snapshot(this.#queue.size, this.#runningRequests, this.#inFlight);
+    return this.#cache === undefined ? s : { ...s, cache: this.#cache.stats };
   }
 
   /**
@@ -224,6 +229,17 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * ```
    */
   inference(item: In, options?: RequestOptions): Promise<Out> {
+    if (this.#cache === undefined) return this.#submit(item, options);
+    if (this.#stopping) return this.#refuseStopped();
+    if (options !== undefined) {
+      const bad = checkRequestOptions(this.#o.name, options);
+      if (bad !== undefined) return this.#refuse(bad, 'error');
+    }
+    return this.#cache.run(item, options, (i, opts) => this.#submit(i, opts));
+  }
+
+  /** Queues one request (what `inference()` does, past the cache). */
+  #submit(item: In, options?: RequestOptions): Promise<Out> {
     if (this.#stopping) return this.#refuseStopped();
     if (this.#lifecycle === 'failed') return Promise.reject(this.#startError);
     const o = this.#o;
@@ -236,7 +252,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       }
       if (!Number.isInteger(rows) || rows < 1 || rows > o.maxBatchSize) {
         if (this.#slicer !== undefined && Number.isInteger(rows) && rows > o.maxBatchSize) {
-          return runInParts(this.#submitPart, this.#slicer, item, rows, o.maxBatchSize, options);
+          return runInParts((part, opts) => this.#submit(part, opts), this.#slicer, item, rows, o.maxBatchSize, options);
         }
         return this.#refuse(
           new RangeError(

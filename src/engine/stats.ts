@@ -1,4 +1,5 @@
 import type { RequestOutcome } from '../core/observer';
+import type { CacheStats } from './response-cache';
 
 /** Counters of a host, read with {@link ModelHost.stats}. */
 export interface HostStats {
@@ -29,6 +30,8 @@ export interface HostStats {
     /** Rejected with an error from the model, the batcher, or a broken contract. */
     readonly error: number;
   };
+  /** The response cache's counters (present only with the `cache` option). */
+  readonly cache?: CacheStats;
 }
 
 /** The host's running totals; plain fields because they are bumped once per batch and per reject. @internal */

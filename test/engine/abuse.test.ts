@@ -50,7 +50,7 @@ describe('ModelHost constructor', () => {
   test('names an unknown option and lists the known ones (catches typos)', () => {
     expect(() => make(identity, { maxBatchSize: 4, maxDelayMS: 5 })).toThrow(
       new TypeError(
-        'ModelHost: unknown option `maxDelayMS`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `maxLatencyMs`, `batchTimeoutMs`, `policy`, `batcher`, `isolateErrors`, `splitOversize`, `priorities`, `preferredBatchSizes`, `warmup`, `name`, `observer`, `clock`',
+        'ModelHost: unknown option `maxDelayMS`; the known options are `maxBatchSize`, `maxDelayMs`, `maxConcurrentBatches`, `maxQueueSize`, `timeoutMs`, `maxLatencyMs`, `batchTimeoutMs`, `policy`, `batcher`, `isolateErrors`, `splitOversize`, `priorities`, `preferredBatchSizes`, `warmup`, `cache`, `name`, `observer`, `clock`',
       ),
     );
   });

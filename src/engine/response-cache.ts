@@ -1,0 +1,253 @@
+import type { Clock, TimerHandle } from '../core/clock';
+import { describe } from '../core/describe';
+import { AbortError, DeadlineExceededError } from '../core/errors';
+import type { CacheOptions, RequestOptions } from '../core/options';
+
+/** Counters of a host's response cache (see `HostStats.cache`). */
+export interface CacheStats {
+  /** Requests answered from a finished result. */
+  readonly hits: number;
+  /** Requests that joined an identical request waiting or running (one computation for both). */
+  readonly shared: number;
+  /** Requests that had to be computed. */
+  readonly misses: number;
+  /** Finished results kept now. */
+  readonly size: number;
+}
+
+interface Finished {
+  readonly value: unknown;
+  readonly expiresAt: number;
+  /** The content a default key was computed from, compared on a hit (hash collisions). */
+  readonly bytes: Uint8Array | undefined;
+}
+
+interface Pending {
+  readonly promise: Promise<unknown>;
+  readonly cancel: AbortController;
+  readonly bytes: Uint8Array | undefined;
+  waiters: number;
+}
+
+/** A key and, for content keys, the bytes it was hashed from. */
+interface Keyed {
+  readonly key: unknown;
+  readonly bytes: Uint8Array | undefined;
+}
+
+/**
+ * The host's response cache: identical requests waiting or running share one computation, and
+ * finished results are kept (least recently used first out, up to `maxEntries`, each for `ttlMs`).
+ * Errors are never kept. Keys come from the user's `key(item)`, or by default: primitives as
+ * themselves; typed arrays, `ArrayBuffer`s, tensors (`{ type, data, dims }`) and arrays or records
+ * of them by content (a hash, with the bytes compared on a hit so that a collision is a miss).
+ *
+ * A computation runs as a request of its own, without any one caller's signal or time limit: each
+ * caller waits for it under its own, and when every caller has left it is aborted (it leaves the
+ * queue if it has not started).
+ * @internal
+ */
+export class ResponseCache<In, Out> {
+  readonly #maxEntries: number;
+  readonly #ttlMs: number;
+  readonly #key: ((item: In) => unknown) | undefined;
+  readonly #clock: Clock;
+  readonly #name: string;
+  readonly #done = new Map<unknown, Finished>();
+  readonly #pending = new Map<unknown, Pending>();
+  #hits = 0;
+  #shared = 0;
+  #misses = 0;
+
+  constructor(options: Required<Pick<CacheOptions<In>, 'maxEntries' | 'ttlMs'>> & Pick<CacheOptions<In>, 'key'>, clock: Clock, name: string) {
+    this.#maxEntries = options.maxEntries;
+    this.#ttlMs = options.ttlMs;
+    this.#key = options.key;
+    this.#clock = clock;
+    this.#name = name;
+  }
+
+  get stats(): CacheStats {
+    return { hits: this.#hits, shared: this.#shared, misses: this.#misses, size: this.#done.size };
+  }
+
+  /**
+   * Answers `item` from the cache, by joining an identical computation, or by `compute` (which
+   * submits it to the host with the priority given and the signal that cancels it).
+   */
+  run(item: In, options: RequestOptions | undefined, compute: (item: In, options: RequestOptions) => Promise<Out>): Promise<Out> {
+    let keyed: Keyed;
+    try {
+      keyed = this.#keyOf(item);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const now = this.#clock.now();
+    const done = this.#done.get(keyed.key);
+    if (done !== undefined && sameBytes(done.bytes, keyed.bytes)) {
+      if (done.expiresAt > now) {
+        // Least recently used goes first: a hit moves the entry to the back of the map's order.
+        this.#done.delete(keyed.key);
+        this.#done.set(keyed.key, done);
+        this.#hits++;
+        return Promise.resolve(done.value as Out);
+      }
+      this.#done.delete(keyed.key);
+    }
+    let pending = this.#pending.get(keyed.key);
+    if (pending !== undefined && sameBytes(pending.bytes, keyed.bytes)) {
+      this.#shared++;
+    } else {
+      this.#misses++;
+      const cancel = new AbortController();
+      const promise = compute(item, { signal: cancel.signal, ...(options?.priority === undefined ? {} : { priority: options.priority }) });
+      const entry: Pending = { promise, cancel, bytes: keyed.bytes, waiters: 0 };
+      pending = entry;
+      // Only the first of a colliding pair is shared; the second computes without sharing.
+      const shareable = !this.#pending.has(keyed.key);
+      if (shareable) this.#pending.set(keyed.key, entry);
+      promise.then(
+        (value) => {
+          if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
+          this.#keep(keyed, value);
+        },
+        () => {
+          if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
+        },
+      );
+    }
+    return this.#wait(pending, options) as Promise<Out>;
+  }
+
+  /** Waits for a shared computation under the caller's own signal and time limit. */
+  #wait(p: Pending, options: RequestOptions | undefined): Promise<unknown> {
+    const signal = options?.signal;
+    const timeoutMs = options?.timeoutMs;
+    p.waiters++;
+    if (signal === undefined && timeoutMs === undefined) {
+      return p.promise.finally(() => p.waiters--);
+    }
+    return new Promise((resolve, reject) => {
+      let timer: TimerHandle | undefined;
+      let left = false;
+      const leave = (error: Error): void => {
+        if (left) return;
+        left = true;
+        cleanup();
+        reject(error);
+        // The last caller gone: nobody wants the answer any more.
+        if (--p.waiters === 0) p.cancel.abort(error);
+      };
+      const onAbort = (): void => leave(new AbortError(`${this.#name}: the request was aborted while waiting for its (shared) computation`, signal?.reason));
+      const cleanup = (): void => {
+        if (timer !== undefined) this.#clock.clearTimer(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      if (signal?.aborted === true) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
+        timer = this.#clock.setTimer(
+          () => leave(new DeadlineExceededError(`${this.#name}: timed out after ${timeoutMs} ms (timeoutMs ${timeoutMs}) waiting for its (shared) computation`, 'timeout', 'queued', timeoutMs)),
+          timeoutMs,
+        );
+      }
+      p.promise.then(
+        (value) => {
+          if (left) return;
+          left = true;
+          cleanup();
+          p.waiters--;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (left) return;
+          left = true;
+          cleanup();
+          p.waiters--;
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
+  #keep(keyed: Keyed, value: unknown): void {
+    if (this.#maxEntries === 0 || this.#ttlMs === 0) return;
+    this.#done.delete(keyed.key);
+    this.#done.set(keyed.key, { value, expiresAt: this.#clock.now() + this.#ttlMs, bytes: keyed.bytes });
+    while (this.#done.size > this.#maxEntries) this.#done.delete(this.#done.keys().next().value);
+  }
+
+  #keyOf(item: In): Keyed {
+    if (this.#key !== undefined) return { key: this.#key(item), bytes: undefined };
+    return defaultKey(this.#name, item);
+  }
+}
+
+/**
+ * The default key: primitives as themselves; content (typed arrays, ArrayBuffers, tensors, and
+ * arrays or records of them) as a hash string plus the bytes for the comparison on a hit.
+ */
+function defaultKey(name: string, item: unknown): Keyed {
+  const t = typeof item;
+  if (t === 'string' || t === 'number' || t === 'boolean' || t === 'bigint' || item === undefined || item === null) return { key: item, bytes: undefined };
+  const parts: Uint8Array[] = [];
+  const shape = describeContent(name, item, parts);
+  let length = 0;
+  for (const p of parts) length += p.byteLength;
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
+  return { key: `${shape}#${length}#${fnv1a(bytes)}`, bytes };
+}
+
+/** Walks the content, collecting its bytes; returns a string of its structure (types, dims, names). */
+function describeContent(name: string, value: unknown, parts: Uint8Array[]): string {
+  if (ArrayBuffer.isView(value)) {
+    parts.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+    return Object.prototype.toString.call(value).slice(8, -1);
+  }
+  if (value instanceof ArrayBuffer) {
+    parts.push(new Uint8Array(value));
+    return 'ArrayBuffer';
+  }
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    parts.push(new TextEncoder().encode(JSON.stringify(value)));
+    return typeof value;
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => describeContent(name, v, parts)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const o = value as { type?: unknown; data?: unknown; dims?: unknown };
+    if (typeof o.type === 'string' && Array.isArray(o.dims) && o.data !== undefined) {
+      return `tensor(${o.type};${(o.dims as unknown[]).join('x')};${describeContent(name, o.data, parts)})`;
+    }
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto === Object.prototype || proto === null) {
+      const keys = Object.keys(value).sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${describeContent(name, (value as Record<string, unknown>)[k], parts)}`).join(',')}}`;
+    }
+  }
+  throw new TypeError(
+    `${name}: the response cache has no default key for ${describe(value)}; give the cache a key(item) function ` +
+      '(the default keys strings, numbers, booleans, typed arrays, ArrayBuffers, tensors, and arrays or plain objects of them)',
+  );
+}
+
+/** 32-bit FNV-1a: fast and well spread; collisions are caught by comparing the bytes. */
+function fnv1a(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) {
+    h ^= bytes[i] as number;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
