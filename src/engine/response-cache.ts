@@ -29,10 +29,10 @@ interface Pending {
   waiters: number;
 }
 
-/** A key and, for content keys, the bytes it was hashed from. */
+/** A key and, for content keys, views of the bytes it was hashed from. */
 interface Keyed {
   readonly key: unknown;
-  readonly bytes: Uint8Array | undefined;
+  readonly parts: readonly Uint8Array[] | undefined;
 }
 
 /**
@@ -84,7 +84,7 @@ export class ResponseCache<In, Out> {
     }
     const now = this.#clock.now();
     const done = this.#done.get(keyed.key);
-    if (done !== undefined && sameBytes(done.bytes, keyed.bytes)) {
+    if (done !== undefined && sameBytes(done.bytes, keyed.parts)) {
       if (done.expiresAt > now) {
         // Least recently used goes first: a hit moves the entry to the back of the map's order.
         this.#done.delete(keyed.key);
@@ -95,13 +95,14 @@ export class ResponseCache<In, Out> {
       this.#done.delete(keyed.key);
     }
     let pending = this.#pending.get(keyed.key);
-    if (pending !== undefined && sameBytes(pending.bytes, keyed.bytes)) {
+    if (pending !== undefined && sameBytes(pending.bytes, keyed.parts)) {
       this.#shared++;
     } else {
       this.#misses++;
       const cancel = new AbortController();
       const promise = compute(item, { signal: cancel.signal, ...(options?.priority === undefined ? {} : { priority: options.priority }) });
-      const entry: Pending = { promise, cancel, bytes: keyed.bytes, waiters: 0 };
+      const bytes = copyOf(keyed.parts); // the caller may reuse its buffers: keep a copy
+      const entry: Pending = { promise, cancel, bytes, waiters: 0 };
       pending = entry;
       // Only the first of a colliding pair is shared; the second computes without sharing.
       const shareable = !this.#pending.has(keyed.key);
@@ -109,7 +110,7 @@ export class ResponseCache<In, Out> {
       promise.then(
         (value) => {
           if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
-          this.#keep(keyed, value);
+          this.#keep(keyed.key, bytes, value);
         },
         () => {
           if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
@@ -170,37 +171,36 @@ export class ResponseCache<In, Out> {
     });
   }
 
-  #keep(keyed: Keyed, value: unknown): void {
+  #keep(key: unknown, bytes: Uint8Array | undefined, value: unknown): void {
     if (this.#maxEntries === 0 || this.#ttlMs === 0) return;
-    this.#done.delete(keyed.key);
-    this.#done.set(keyed.key, { value, expiresAt: this.#clock.now() + this.#ttlMs, bytes: keyed.bytes });
+    this.#done.delete(key);
+    this.#done.set(key, { value, expiresAt: this.#clock.now() + this.#ttlMs, bytes });
     while (this.#done.size > this.#maxEntries) this.#done.delete(this.#done.keys().next().value);
   }
 
   #keyOf(item: In): Keyed {
-    if (this.#key !== undefined) return { key: this.#key(item), bytes: undefined };
+    if (this.#key !== undefined) return { key: this.#key(item), parts: undefined };
     return defaultKey(this.#name, item);
   }
 }
 
 /**
  * The default key: primitives as themselves; content (typed arrays, ArrayBuffers, tensors, and
- * arrays or records of them) as a hash string plus the bytes for the comparison on a hit.
+ * arrays or records of them) as a hash string plus the byte views it was hashed from (copied only
+ * when an entry keeps them, and compared on a hit).
  */
 function defaultKey(name: string, item: unknown): Keyed {
   const t = typeof item;
-  if (t === 'string' || t === 'number' || t === 'boolean' || t === 'bigint' || item === undefined || item === null) return { key: item, bytes: undefined };
+  if (t === 'string' || t === 'number' || t === 'boolean' || t === 'bigint' || item === undefined || item === null) return { key: item, parts: undefined };
   const parts: Uint8Array[] = [];
   const shape = describeContent(name, item, parts);
   let length = 0;
-  for (const p of parts) length += p.byteLength;
-  const bytes = new Uint8Array(length);
-  let at = 0;
+  let h = FNV_OFFSET;
   for (const p of parts) {
-    bytes.set(p, at);
-    at += p.byteLength;
+    length += p.byteLength;
+    h = fnv1a(p, h);
   }
-  return { key: `${shape}#${length}#${fnv1a(bytes)}`, bytes };
+  return { key: `${shape}#${length}#${h >>> 0}`, parts };
 }
 
 /** Walks the content, collecting its bytes; returns a string of its structure (types, dims, names). */
@@ -235,19 +235,53 @@ function describeContent(name: string, value: unknown, parts: Uint8Array[]): str
   );
 }
 
-/** 32-bit FNV-1a: fast and well spread; collisions are caught by comparing the bytes. */
-function fnv1a(bytes: Uint8Array): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
+const FNV_OFFSET = 0x811c9dc5;
+
+/**
+ * 32-bit FNV-1a over 4-byte words where the view is aligned (4× fewer steps than per byte: a
+ * 110 KB image hashes in ~30 µs), bytes for the rest. Collisions are caught by the byte compare.
+ */
+function fnv1a(bytes: Uint8Array, seed: number): number {
+  let h = seed;
+  let i = 0;
+  if (bytes.byteOffset % 4 === 0) {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+    for (; i < words.length; i++) {
+      h ^= words[i] as number;
+      h = Math.imul(h, 0x01000193);
+    }
+    i *= 4;
+  }
+  for (; i < bytes.length; i++) {
     h ^= bytes[i] as number;
     h = Math.imul(h, 0x01000193);
   }
-  return h >>> 0;
+  return h;
 }
 
-function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** One contiguous copy of the parts (what an entry keeps). */
+function copyOf(parts: readonly Uint8Array[] | undefined): Uint8Array | undefined {
+  if (parts === undefined) return undefined;
+  let length = 0;
+  for (const p of parts) length += p.byteLength;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/** Whether a kept copy holds the same bytes as the parts of a new request. */
+function sameBytes(kept: Uint8Array | undefined, parts: readonly Uint8Array[] | undefined): boolean {
+  if (kept === undefined || parts === undefined) return kept === undefined && parts === undefined;
+  let at = 0;
+  for (const p of parts) {
+    if (at + p.byteLength > kept.byteLength) return false;
+    // Buffer.compare runs natively; a JS loop over 110 KB costs ~0.1 ms.
+    if (Buffer.compare(Buffer.from(kept.buffer, kept.byteOffset + at, p.byteLength), Buffer.from(p.buffer, p.byteOffset, p.byteLength)) !== 0) return false;
+    at += p.byteLength;
+  }
+  return at === kept.byteLength;
 }
