@@ -6,7 +6,13 @@ export interface WatchedHost {
   /** The host's `name`, used as the `host` label. */
   readonly name: string;
   /** Live counters; `queued` and `runningBatches` become gauges. */
-  readonly stats: { readonly queued: number; readonly running: number; readonly runningBatches: number };
+  readonly stats: {
+    readonly queued: number;
+    readonly running: number;
+    readonly runningBatches: number;
+    /** Present on hosts with the `cache` option: read into the cache metrics. */
+    readonly cache?: { readonly hits: number; readonly shared: number; readonly misses: number; readonly size: number };
+  };
   /** Current limits; `maxBatchSize` is shown as a gauge so dashboards can draw the fill ratio. */
   readonly options: { readonly maxBatchSize: number };
 }

@@ -56,7 +56,7 @@ export interface PrometheusMetrics {
  * | metric | type | labels |
  * | --- | --- | --- |
  * | `microbatch_batch_size` | histogram of rows per batch | host |
- * | `microbatch_batches_total` | counter of batches | host, reason (`full`, `idle`, `timer`, `deadline`, `drain`) |
+ * | `microbatch_batches_total` | counter of batches | host, reason (`full`, `idle`, `timer`, `deadline`, `drain`, `warmup`) |
  * | `microbatch_queue_wait_seconds` | histogram, per request, enqueue to batch start | host |
  * | `microbatch_run_seconds` | histogram, per batch, time in the batch function | host |
  * | `microbatch_request_duration_seconds` | histogram, per answered request, enqueue to answer | host |
@@ -65,6 +65,8 @@ export interface PrometheusMetrics {
  * | `microbatch_queue_depth` | gauge, read from `host.stats` at scrape | host |
  * | `microbatch_batches_in_flight` | gauge, read at scrape | host |
  * | `microbatch_max_batch_size` | gauge, read at scrape | host |
+ * | `microbatch_cache_requests_total` | counter, read at scrape (hosts with `cache`) | host, result (`hit`, `shared`, `miss`) |
+ * | `microbatch_cache_entries` | gauge, read at scrape (hosts with `cache`) | host |
  *
  * @example
  * ```ts
@@ -96,6 +98,33 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   gauge(`${p}queue_depth`, 'Requests waiting in the queue.', (h) => h.stats.queued);
   gauge(`${p}batches_in_flight`, 'Batches running now.', (h) => h.stats.runningBatches);
   gauge(`${p}max_batch_size`, 'The host\'s current maxBatchSize.', (h) => h.options.maxBatchSize);
+  // The cache's counts live in host.stats (hits never reach the observer: they never queue).
+  new Counter({
+    name: `${p}cache_requests_total`,
+    help: 'Requests the response cache answered from a kept result (hit), from a computation already waiting or running (shared), or computed (miss).',
+    labelNames: ['host', 'result'],
+    registers,
+    collect() {
+      this.reset();
+      for (const h of hosts) {
+        const c = h.stats.cache;
+        if (c === undefined) continue;
+        this.inc({ host: h.name, result: 'hit' }, c.hits);
+        this.inc({ host: h.name, result: 'shared' }, c.shared);
+        this.inc({ host: h.name, result: 'miss' }, c.misses);
+      }
+    },
+  });
+  new Gauge({
+    name: `${p}cache_entries`,
+    help: 'Finished results the response cache keeps now.',
+    labelNames: ['host'],
+    registers,
+    collect() {
+      this.reset();
+      for (const h of hosts) if (h.stats.cache !== undefined) this.set({ host: h.name }, h.stats.cache.size);
+    },
+  });
 
   function gauge(name: string, help: string, read: (h: WatchedHost) => number): void {
     new Gauge({

@@ -127,6 +127,23 @@ describe('prometheusMetrics', () => {
     expect(pick(await metric(registry, 'microbatch_requests_total'), '', { host: 's', outcome: 'shed' })).toBe(1);
   });
 
+  test('cache hits, shared requests and misses, and the entries kept, are read from host.stats at scrape; hosts without a cache add nothing', async () => {
+    const registry = new Registry();
+    const prom = prometheusMetrics({ registry });
+    const cached = new ModelHost(async (xs: readonly string[]) => xs, { name: 'c', maxBatchSize: 4, observer: prom.observer, cache: true });
+    const plain = new ModelHost(async (xs: readonly string[]) => xs, { name: 'p', maxBatchSize: 4, observer: prom.observer });
+    prom.watch(cached);
+    prom.watch(plain);
+    await Promise.all([cached.inference('a'), cached.inference('a'), cached.inference('b'), plain.inference('a')]);
+    await cached.inference('a');
+    const requests = await metric(registry, 'microbatch_cache_requests_total');
+    expect([pick(requests, '', { host: 'c', result: 'hit' }), pick(requests, '', { host: 'c', result: 'shared' }), pick(requests, '', { host: 'c', result: 'miss' })]).toEqual([1, 1, 2]);
+    expect(requests.filter((v) => v.labels.host === 'p')).toEqual([]);
+    expect(pick(await metric(registry, 'microbatch_cache_entries'), '', { host: 'c' })).toBe(2);
+    await cached.stop();
+    await plain.stop();
+  });
+
   test('combineObservers: each observer gets every event and only its own captured contexts', async () => {
     const seen: unknown[][] = [];
     const plain: number[] = [];
