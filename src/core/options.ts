@@ -479,6 +479,14 @@ function resolveCache(where: string, value: unknown): NonNullable<ResolvedOption
 
 const WARMUP_KEYS = optionKeys<WarmupOptions<unknown>>({ samples: true, batchSizes: true });
 
+/** The default warm-up batch sizes: 1, the powers of 2 below `maxBatchSize`, and `maxBatchSize`. @internal */
+export function defaultWarmupSizes(maxBatchSize: number): number[] {
+  const sizes: number[] = [];
+  for (let n = 1; n < maxBatchSize; n *= 2) sizes.push(n);
+  sizes.push(maxBatchSize);
+  return sizes;
+}
+
 /** Checks `warmup`; fills in the default batch sizes. @internal */
 function resolveWarmup(where: string, value: unknown, maxBatchSize: number): { samples: readonly unknown[]; batchSizes: readonly number[] } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(where, 'warmup', 'an object { samples, batchSizes? }', value);
@@ -487,9 +495,7 @@ function resolveWarmup(where: string, value: unknown, maxBatchSize: number): { s
   if (!Array.isArray(w.samples) || w.samples.length === 0) fail(where, 'warmup.samples', 'a non-empty array of requests', w.samples);
   let sizes: number[];
   if (w.batchSizes === undefined) {
-    sizes = [];
-    for (let n = 1; n < maxBatchSize; n *= 2) sizes.push(n);
-    sizes.push(maxBatchSize);
+    sizes = defaultWarmupSizes(maxBatchSize);
   } else {
     if (!Array.isArray(w.batchSizes) || w.batchSizes.length === 0) fail(where, 'warmup.batchSizes', 'a non-empty array of batch sizes', w.batchSizes);
     for (const n of w.batchSizes) {

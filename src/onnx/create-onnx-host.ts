@@ -5,9 +5,9 @@ import { startHost } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions } from '../core/options';
+import { defaultWarmupSizes, HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions, type WarmupOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
-import type { TensorData } from '../tensor/dtypes';
+import { DTYPES, type TensorData, type TensorType } from '../tensor/dtypes';
 import { describeModel, type BatchAxis, type ModelDescription } from './describe-model';
 import { UnbatchableModelError } from './errors';
 import { loadSession, type LoadSessionOptions, type ModelSource } from './load-session';
@@ -19,7 +19,16 @@ export type OnnxFeeds = Record<string, Tensor>;
 export type OnnxResults = Record<string, Tensor>;
 
 /** Options of {@link createOnnxHost}: the host's options plus how to load and batch the model. */
-export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>, 'batcher'> {
+export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>, 'batcher' | 'warmup'> {
+  /**
+   * Batches to run before the host is returned (see `HostOptions.warmup`). `true` makes the
+   * samples from the model's metadata: one request of zero-filled inputs, batch axis 1, every
+   * other symbolic dim 1, run at batch sizes 1, 2, 4, … and `maxBatchSize`. A model whose cost
+   * depends on a symbolic size (an image's width, a sequence's length) warms up best with
+   * samples of the real sizes: pass `{ samples }`.
+   * @default none
+   */
+  warmup?: WarmupOptions<OnnxFeeds> | true;
   /**
    * Session options (execution providers, threads, graph optimization); see
    * {@link LoadSessionOptions}. With several hosts or workers in one process keep
@@ -89,7 +98,9 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
   }
-  const { session: sessionOptions, batchAxes, outputs, batcher: customBatcher, ...hostOptions } = options;
+  const { session: sessionOptions, batchAxes, outputs, batcher: customBatcher, warmup, ...rest } = options;
+  // `warmup: true` is made from the model below; samples given are checked with the rest now.
+  const hostOptions: HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults> = warmup === undefined || warmup === true ? rest : { ...rest, warmup };
   if (outputs !== undefined && (!Array.isArray(outputs) || outputs.some((o) => typeof o !== 'string'))) {
     throw new TypeError(`${where}: expected \`outputs\` to be an array of output names, got ${describe(outputs)}`);
   }
@@ -141,7 +152,8 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
       },
       stop: () => session.release(),
     };
-    const host = await startHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, refineOptions(resolved, { name, batcher }));
+    const generated = warmup === true ? { warmup: { samples: [zeroFeeds(model, tensor)], batchSizes: defaultWarmupSizes(resolved.maxBatchSize) } } : {};
+    const host = await startHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, refineOptions(resolved, { name, batcher, ...generated }));
     Object.defineProperties(host, {
       session: { value: session, enumerable: true },
       model: { value: model, enumerable: true },
@@ -151,6 +163,21 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
     await session.release().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * One request of zero-filled inputs for `warmup: true`: batch axis 1 (a `'shared'` input as
+ * declared), every other symbolic dim 1.
+ */
+function zeroFeeds(model: ModelDescription, tensor: (type: string, data: TensorData, dims: readonly number[]) => Tensor): OnnxFeeds {
+  const feeds: OnnxFeeds = {};
+  for (const input of model.inputs) {
+    const dims = input.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : 1));
+    const info = DTYPES[input.dtype as TensorType];
+    if (info === undefined) throw new TypeError(`createOnnxHost: warmup: true cannot make a sample for input "${input.name}" of type ${input.dtype}; pass warmup: { samples }`);
+    feeds[input.name] = tensor(input.dtype, info.make(dims.reduce((a, b) => a * b, 1)) as TensorData, dims);
+  }
+  return feeds;
 }
 
 /**

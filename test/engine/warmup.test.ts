@@ -63,6 +63,22 @@ describe('warmup: batches run before the host takes traffic', () => {
     await host.stop();
   });
 
+  test('createOnnxHost with warmup: true makes its samples from the model (zeros, batch axis 1) and warms up every default size', async () => {
+    const events: BatchEvent[] = [];
+    const host = await createOnnxHost(linearModel(), { maxBatchSize: 8, session: { intraOpNumThreads: 1 }, warmup: true, observer: { onBatch: (e) => events.push(e) } });
+    expect(events.map((e) => [e.reason, e.rows])).toEqual([
+      ['warmup', 1],
+      ['warmup', 2],
+      ['warmup', 4],
+      ['warmup', 8],
+    ]);
+    expect(host.stats.batches).toBe(0);
+    await host.stop();
+    await expect(createOnnxHost(linearModel(), { maxBatchSize: 8, warmup: { samples: [] } })).rejects.toThrow(
+      new TypeError('createOnnxHost: expected `warmup.samples` to be a non-empty array of requests, got an array of length 0'),
+    );
+  });
+
   test('bad warmup options are refused with what was expected and what came', () => {
     const make = (warmup: unknown) => () => new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 4, warmup: warmup as never });
     expect(make([1])).toThrow(new TypeError('ModelHost: expected `warmup` to be an object { samples, batchSizes? }, got an array of length 1'));
