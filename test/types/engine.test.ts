@@ -58,3 +58,22 @@ test('a batch function that returns the wrong shape is a compile error', () => {
   expect(bad).toBeInstanceOf(ModelHost);
   void bad.stop();
 });
+
+test('the lifecycle options are typed by the host input: warm-up samples and the cache key take In', () => {
+  const host = new ModelHost(async (xs: readonly number[]) => xs.map(String), {
+    maxBatchSize: 4,
+    warmup: { samples: [1, 2] },
+    cache: { key: (x) => {
+      expectTypeOf(x).toEqualTypeOf<number>();
+      return x % 10;
+    } },
+    priorities: { 1: { maxDelayMs: 0 } },
+    preferredBatchSizes: [2, 4],
+  });
+  expectTypeOf(host.inference(1)).toEqualTypeOf<Promise<string>>();
+  expectTypeOf(host.stats.cache).toEqualTypeOf<{ readonly hits: number; readonly shared: number; readonly misses: number; readonly size: number } | undefined>();
+  // @ts-expect-error warm-up samples are requests of the host's input type
+  const wrong = new ModelHost(async (xs: readonly number[]) => xs.map(String), { maxBatchSize: 4, warmup: { samples: ['one'] } });
+  expect(host).toBeInstanceOf(ModelHost);
+  void Promise.all([host.stop(), wrong.stop()]);
+});
