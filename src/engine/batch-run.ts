@@ -25,13 +25,13 @@ export interface BatchRunHost<In, Out> {
   /** Settles each request with its own result; returns how many got a value. One call per batch. */
   settle(batch: readonly PendingRequest<In, Out>[], results: ReadonlyArray<Out | Error>): number;
   reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
-  /** The batch takes a slot and counts in the stats. */
-  started(requests: number, rows: number): void;
+  /** The batch takes a slot and counts in the stats; returns what `finished` hands back. */
+  started(requests: number, rows: number): unknown;
   /**
    * The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. `blockedLoop`
    * says the event loop did not get through a turn while it ran (see {@link runBatch}).
    */
-  finished(requests: number, blockedLoop: boolean): void;
+  finished(requests: number, blockedLoop: boolean, token: unknown): void;
 }
 
 /**
@@ -53,7 +53,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
     rows += r.rows;
     items[i] = r.item;
   }
-  host.started(batch.length, rows);
+  const token = host.started(batch.length, rows);
 
   let finished = false;
   let batchTimer: TimerHandle | undefined;
@@ -70,7 +70,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
     const blocked = real ? batchEnded(BLOCKED_LOOP_MS, startedAt, o.clock.now(), idleAt) : syncMs >= BLOCKED_LOOP_MS;
-    host.finished(batch.length, blocked);
+    host.finished(batch.length, blocked, token);
   };
   if (o.batchTimeoutMs !== Infinity) {
     batchTimer = o.clock.setTimer(() => {

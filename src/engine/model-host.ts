@@ -21,6 +21,7 @@ import { checkRequestOptions } from './request-options';
 import { runInParts, type RowSlicer } from './split-oversize';
 import { runWarmup, type WarmupHost } from './warmup';
 import { ResponseCache } from './response-cache';
+import { ExecutorSwap } from './executor-swap';
 import { RequestQueue } from './request-queue';
 import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
@@ -77,7 +78,8 @@ let warnedPolicy = false;
  */
 export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements AsyncDisposable {
   #o: ResolvedOptions;
-  readonly #executor: Executor<Batch, BatchOut>;
+  readonly #executors: ExecutorSwap<Batch, BatchOut>;
+  #reloading: Promise<void> = resolved;
   readonly #rowsOf: ((item: In) => number) | undefined;
   /** With `splitOversize`: how a request too large for one batch is cut and joined. */
   readonly #slicer: RowSlicer<In, Out> | undefined;
@@ -128,16 +130,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     // Name errors after the host when it has a usable name (a Proxy passes its class name).
     const named = (options as { name?: unknown } | null)?.name;
     const where = typeof named === 'string' && named !== '' ? named : new.target.name;
-    if (typeof batchFn === 'function') {
-      this.#executor = { run: batchFn as BatchFunction<Batch, BatchOut> };
-    } else if (typeof batchFn === 'object' && batchFn !== null && typeof (batchFn as Executor<Batch, BatchOut>).run === 'function') {
-      this.#executor = batchFn as Executor<Batch, BatchOut>;
-    } else {
-      throw new TypeError(
-        `${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch), ` +
-          `as the first argument, got ${describe(batchFn)}`,
-      );
-    }
+    this.#executors = new ExecutorSwap(toExecutor<Batch, BatchOut>(where, batchFn, 'as the first argument'));
     // Entry points that checked the options already (createHost, createOnnxHost) hand them resolved.
     this.#o = isResolved(options) ? options : resolveOptions(where, options);
     const batcher = (this.#o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
@@ -153,10 +146,10 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       }
       this.#slicer = { sliceRows: batcher.sliceRows.bind(batcher), joinRows: batcher.joinRows.bind(batcher) };
     }
-    const executor = this.#executor;
+    const executors = this.#executors;
     const pipeline: PipelineConfig<In, Out, Batch, BatchOut> = {
       batcher,
-      run: (batch) => executor.run(batch),
+      run: (batch) => executors.current.run(batch),
       isolateErrors: this.#o.isolateErrors,
       now: () => this.#o.clock.now(),
       name: this.#o.name,
@@ -187,9 +180,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         this.#inFlight++;
         this.#runningRequests += requests;
         this.#stats.batch(requests, rows);
+        return executors.begin();
       },
-      finished: (requests, blockedLoop) => {
+      finished: (requests, blockedLoop, token) => {
         this.#runningRequests -= requests;
+        executors.end(token);
         this.#releaseSlot(blockedLoop);
       },
     };
@@ -308,6 +303,59 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return { pipeline: this.#batchRun.pipeline, name: this.#o.name, reporter: this.#reporter, clock: this.#o.clock, queued: () => this.#queue.size };
   }
 
+  /**
+   * Replaces the model without stopping: `next` (a batch function or an executor) starts and runs
+   * the warm-up beside the current one while requests keep being served; once it is ready, batches
+   * released from then on run on it, batches already running finish on the old one and deliver,
+   * and the old one is then stopped. No request is lost or answered twice. If `next` fails to start
+   * or warm up, it is stopped, the current model keeps serving, and `reload()` rejects with the
+   * failure as `cause`. Reloads run one at a time, in call order.
+   *
+   * @example
+   * ```ts
+   * await host.reload(async (xs) => newModel.predict(xs));
+   * ```
+   */
+  reload(
+    next:
+      | BatchFunction<Batch, BatchOut>
+      | Executor<Batch, BatchOut>
+      | BatchFunction<readonly In[], ReadonlyArray<Out | Error>>
+      | Executor<readonly In[], ReadonlyArray<Out | Error>>,
+  ): Promise<void> {
+    const o = this.#o;
+    if (this.#stopping) return Promise.reject(new HostStoppedError(`${o.name}.reload: the host is stopped (or stopping)`));
+    let executor: Executor<Batch, BatchOut>;
+    try {
+      executor = toExecutor<Batch, BatchOut>(`${o.name}.reload`, next, '');
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const run = async (): Promise<void> => {
+      await this.start();
+      try {
+        await executor.start?.();
+        if (o.warmup !== undefined) {
+          const pipeline = { ...this.#batchRun.pipeline, run: (batch: unknown) => executor.run(batch as Batch) };
+          await runWarmup({ ...this.#warmupHost(), pipeline }, o.warmup);
+        }
+      } catch (e) {
+        await Promise.resolve(executor.stop?.()).catch(() => undefined);
+        const message = toError(e, "The new executor's start").message;
+        throw new Error(`${o.name}.reload: the new model could not be started, so the current one keeps serving: ${message}`, { cause: e });
+      }
+      if (this.#stopping) {
+        await Promise.resolve(executor.stop?.()).catch(() => undefined);
+        throw new HostStoppedError(`${o.name}.reload: the host was stopped while the new model started`);
+      }
+      this.#executors.swap(executor);
+      this.#schedule();
+    };
+    const done = this.#reloading.catch(() => undefined).then(run);
+    this.#reloading = done.catch(() => undefined);
+    return done;
+  }
+
   /** Alias of {@link ModelHost.inference}. */
   predict(item: In, options?: RequestOptions): Promise<Out> {
     return this.inference(item, options);
@@ -322,7 +370,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       this.#lifecycle = 'starting';
       this.#startPromise = (async () => {
         try {
-          await this.#executor.start?.();
+          await this.#executors.current.start?.();
           if (this.#o.warmup !== undefined) await runWarmup(this.#warmupHost(), this.#o.warmup);
           this.#lifecycle = 'ready';
         } catch (e) {
@@ -400,7 +448,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         this.#wake.clear();
         if (this.#lifecycle !== 'new') {
           await this.#startPromise?.catch(() => undefined);
-          await this.#executor.stop?.();
+          await this.#reloading.catch(() => undefined);
+          await this.#executors.released();
+          await this.#executors.current.stop?.();
         }
       })();
     }
@@ -635,4 +685,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+/** A batch function or an executor, as an executor; a TypeError naming what came otherwise. */
+function toExecutor<Batch, BatchOut>(where: string, value: unknown, position: string): Executor<Batch, BatchOut> {
+  if (typeof value === 'function') return { run: value as BatchFunction<Batch, BatchOut> };
+  if (typeof value === 'object' && value !== null && typeof (value as Executor<Batch, BatchOut>).run === 'function') return value as Executor<Batch, BatchOut>;
+  throw new TypeError(`${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch)${position === '' ? '' : `, ${position}`}, got ${describe(value)}`);
 }
