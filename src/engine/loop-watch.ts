@@ -36,12 +36,16 @@ export function batchStarted(): number {
 
 /**
  * A batch ends. True when it held the loop: it took `ms` or more (on `performance.now()`'s
- * scale), the loop has gone as long without reaching a check phase, and it has not idled since
- * the batch started (`idleAt`, from {@link batchStarted}). Timers and I/O that fell due meanwhile
- * have not run yet.
+ * scale), the loop has gone as long, and at least half the batch's time, without reaching a check
+ * phase, and it has not idled since the batch started (`idleAt`, from {@link batchStarted}).
+ * Timers and I/O that fell due meanwhile have not run yet. The "half" tells a blocking run (the
+ * loop stood still for nearly all of it) from an asynchronous one on a busy loop (it turned many
+ * times, the last turn a small part of the wait).
  * @internal
  */
 export function batchEnded(ms: number, startedAt: number, now: number, idleAt: number): boolean {
   running--;
-  return now - startedAt >= ms && now - lastCheckAt >= ms && performance.nodeTiming.idleTime === idleAt;
+  const took = now - startedAt;
+  const held = now - lastCheckAt;
+  return took >= ms && held >= ms && held * 2 >= took && performance.nodeTiming.idleTime === idleAt;
 }

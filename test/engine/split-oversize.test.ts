@@ -2,7 +2,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 import { AbortError } from '../../src/core/errors';
-import { type ManualClock } from '../../src/core/manual-clock';
+import { ManualClock } from '../../src/core/manual-clock';
 import { ModelHost } from '../../src/engine/model-host';
 import type { TensorLike } from '../../src/tensor/tensor-like';
 import { ControlledModel, settle, track } from '../support/controlled-model';
@@ -11,11 +11,14 @@ import { linearModel, linearReference, seeded } from '../support/onnx-models';
 const rowsTensor = (values: number[]): TensorLike => ({ type: 'float32', data: Float32Array.from(values), dims: [values.length, 1] });
 const valuesOf = (t: TensorLike): number[] => Array.from(t.data as Float32Array);
 
+// An injected clock: the test drives the model by hand, and on the real clock a loaded machine
+// could make the host take a slow hand for a blocked event loop.
 function host(options: { maxBatchSize: number; splitOversize?: boolean; clock?: ManualClock }) {
   const model = new ControlledModel<TensorLike, TensorLike>();
   const h = new ModelHost<TensorLike, TensorLike, TensorLike, TensorLike>((batch: TensorLike): Promise<TensorLike> => model.fn([batch]).then((r) => r[0] as TensorLike), {
     batcher: new ConcatBatcher(),
     splitOversize: true,
+    clock: new ManualClock(),
     ...options,
   });
   /** Answers the oldest unanswered call by doubling every value (or with an error). */
