@@ -57,10 +57,22 @@ export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults
 
 /** A host made by {@link createOnnxHost}: a started `ModelHost` that also shows its model. */
 export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults> & {
-  /** The session it runs; it belongs to the host, and `stop()` releases it. */
+  /** The session it runs now (after a reload, the new one); it belongs to the host, and `stop()` releases it. */
   readonly session: InferenceSession;
   /** The model's inputs and outputs with the batch axes in use. */
   readonly model: ModelDescription;
+  /**
+   * Loads a new version of the model (a file path or its bytes) and swaps it in without stopping
+   * (see `ModelHost.reload`): it must have the same inputs and outputs (names, element types and
+   * batch axes) as the current one, or the reload is refused with a `TypeError` and the current
+   * model keeps serving. `options.session` defaults to the host's session options.
+   *
+   * @example
+   * ```ts
+   * await host.reload('models/classifier-v2.onnx');
+   * ```
+   */
+  reload(source: ModelSource, options?: { session?: LoadSessionOptions }): Promise<void>;
 };
 
 const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ session: true, batchAxes: true, outputs: true });
@@ -143,26 +155,62 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
     }
 
     const fetches = outputs === undefined ? undefined : [...outputs];
-    const executor: Executor<OnnxFeeds, OnnxResults> = {
+    const executorFor = (s: InferenceSession): Executor<OnnxFeeds, OnnxResults> => ({
       run: async (feeds) => {
         // onnxruntime accepts only its own Tensor class; batchers and callers may hand plain { type, data, dims }.
         const wrapped: Record<string, Tensor> = {};
         for (const [key, t] of Object.entries(feeds)) wrapped[key] = t instanceof ort.Tensor ? t : tensor(t.type, t.data as TensorData, t.dims);
-        return (fetches === undefined ? await session.run(wrapped) : await session.run(wrapped, fetches)) as OnnxResults;
+        return (fetches === undefined ? await s.run(wrapped) : await s.run(wrapped, fetches)) as OnnxResults;
       },
-      stop: () => session.release(),
-    };
+      stop: () => s.release(),
+    });
+    const executor = executorFor(session);
     const generated = warmup === true ? { warmup: { samples: [zeroFeeds(model, tensor)], batchSizes: defaultWarmupSizes(resolved.maxBatchSize) } } : {};
     const host = await startHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, refineOptions(resolved, { name, batcher, ...generated }));
+    let current = { session, model };
+    const reloadExecutor = host.reload.bind(host);
+    // A model file (or bytes) loads a new session and swaps it in through ModelHost.reload; a
+    // batch function or executor goes to ModelHost.reload as it is.
+    const reload = async (next: unknown, reloadOptions: { session?: LoadSessionOptions } = {}): Promise<void> => {
+      if (!isModelSource(next)) return reloadExecutor(next as Executor<OnnxFeeds, OnnxResults>);
+      const nextSession = await loadSession(next, reloadOptions.session ?? sessionOptions);
+      let nextModel: ModelDescription;
+      try {
+        nextModel = describeModel(nextSession, { batchAxes });
+        const misfit = modelMisfit(current.model, nextModel);
+        if (misfit !== undefined) throw new TypeError(`${name}.reload: the new model does not fit the host made for the current one (${misfit}); make a new host for it`);
+      } catch (e) {
+        await nextSession.release().catch(() => undefined);
+        throw e;
+      }
+      await reloadExecutor(executorFor(nextSession));
+      current = { session: nextSession, model: nextModel };
+    };
     Object.defineProperties(host, {
-      session: { value: session, enumerable: true },
-      model: { value: model, enumerable: true },
+      session: { get: () => current.session, enumerable: true },
+      model: { get: () => current.model, enumerable: true },
+      reload: { value: reload, enumerable: false },
     });
     return host as OnnxHost;
   } catch (e) {
     await session.release().catch(() => undefined);
     throw e;
   }
+}
+
+/** Whether `value` is a model file path or model bytes (what `loadSession` takes). */
+function isModelSource(value: unknown): value is ModelSource {
+  return typeof value === 'string' || ArrayBuffer.isView(value) || value instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer);
+}
+
+/** What makes a new model unfit for a host built for `old` (its batcher and checks), or `undefined`. */
+function modelMisfit(old: ModelDescription, next: ModelDescription): string | undefined {
+  // Fixed dims must match (the host checks requests against them); symbolic ones may be renamed.
+  const sig = (ts: ModelDescription['inputs']): string =>
+    ts.map((t) => `${t.name}: ${t.dtype}[${t.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : '?')).join(',')}], batch axis ${String(t.batchAxis)}`).join('; ');
+  if (sig(old.inputs) !== sig(next.inputs)) return `inputs were ${sig(old.inputs)}; now ${sig(next.inputs)}`;
+  if (sig(old.outputs) !== sig(next.outputs)) return `outputs were ${sig(old.outputs)}; now ${sig(next.outputs)}`;
+  return undefined;
 }
 
 /**

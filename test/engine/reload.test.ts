@@ -140,3 +140,40 @@ describe('reload: a new model without stopping', () => {
     await next.release();
   });
 });
+
+describe('createOnnxHost: reload a new model file', () => {
+  test('a new version with the same inputs and outputs takes over; one that does not fit is refused and the current one keeps serving', async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { createOnnxHost } = await import('../../src/onnx');
+    const dir = mkdtempSync(join(tmpdir(), 'mb-reload-'));
+    try {
+      const v1 = join(dir, 'v1.onnx');
+      const v2 = join(dir, 'v2.onnx');
+      writeFileSync(v1, linearModel(4, 3, 1));
+      writeFileSync(v2, linearModel(4, 3, 2));
+      const host = await createOnnxHost(v1, { maxBatchSize: 4, session: { intraOpNumThreads: 1 } });
+      const x = () => ({ X: new Tensor('float32', Float32Array.from([1, 2, 3, 4]), [1, 4]) });
+      const y = async () => Array.from((await host.inference(x())).Y!.data as Float32Array);
+      const close = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - (b[i] as number)) < 1e-4);
+      expect(close(await y(), linearReference([1, 2, 3, 4], 4, 3, 1))).toBe(true);
+      const firstSession = host.session;
+      await host.reload(v2);
+      expect(close(await y(), linearReference([1, 2, 3, 4], 4, 3, 2))).toBe(true);
+      expect(host.session).not.toBe(firstSession);
+      const mlp = join(dir, 'mlp.onnx');
+      const { mlpModel } = await import('../support/onnx-models');
+      writeFileSync(mlp, mlpModel([8, 4, 2]));
+      await expect(host.reload(mlp)).rejects.toThrow(TypeError);
+      await expect(host.reload(mlp)).rejects.toThrow(
+        'v1.onnx.reload: the new model does not fit the host made for the current one (inputs were X: float32[?,4], batch axis 0; now X: float32[?,8], batch axis 0); make a new host for it',
+      );
+      expect(close(await y(), linearReference([1, 2, 3, 4], 4, 3, 2))).toBe(true); // v2 still serves
+      await expect(host.reload(join(dir, 'missing.onnx'))).rejects.toThrow(/no model file/);
+      await host.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
