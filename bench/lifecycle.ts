@@ -86,20 +86,11 @@ main(async (args) => {
   progress.done();
 
   const med = <R>(results: Map<string, R[]>, name: string, key: keyof R): number => median((results.get(name) ?? []).map((r) => r[key] as number));
-  const cacheRows = cacheSides.map((s) => [
-    s.name,
-    fmt(med(cacheResults, s.name, 'throughput'), 0),
-    fmt(med(cacheResults, s.name, 'p50'), 2),
-    fmt(med(cacheResults, s.name, 'p99'), 2),
-    fmt(med(cacheResults, s.name, 'batches'), 0),
-  ]);
-  const warmRows = warmSides.map((s) => [
-    s.name,
-    fmt(med(warmResults, s.name, 'startMs'), 1),
-    fmt(med(warmResults, s.name, 'p50'), 2),
-    fmt(med(warmResults, s.name, 'p99'), 2),
-    fmt(med(warmResults, s.name, 'max'), 2),
-  ]);
+  /** One table row per side: its name, then the median of each column, with its digits. */
+  const rowsOf = <R>(sides: ReadonlyArray<Side<R>>, results: Map<string, R[]>, columns: ReadonlyArray<readonly [keyof R, number]>): string[][] =>
+    sides.map((s) => [s.name, ...columns.map(([key, digits]) => fmt(med(results, s.name, key), digits))]);
+  const cacheRows = rowsOf(cacheSides, cacheResults, [['throughput', 0], ['p50', 2], ['p99', 2], ['batches', 0]]);
+  const warmRows = rowsOf(warmSides, warmResults, [['startMs', 1], ['p50', 2], ['p99', 2], ['max', 2]]);
   const speedup = ratio(med(cacheResults, 'cache: true', 'throughput'), med(cacheResults, 'no cache', 'throughput'));
   const firstP99 = ratio(med(warmResults, 'warmup (1, 2, 4, ..., 32)', 'p99'), med(warmResults, 'no warm-up', 'p99'));
   const targets: TargetResult[] = [

@@ -141,8 +141,14 @@ export const greedyPolicy: ReleasePolicy = {
   name: 'greedy',
   decide(q: QueueView): ReleaseDecision {
     const maxRows = q.maxBatchSize;
-    const preferred = q.preferredBatchSizes;
-    if (preferred !== undefined) return preferredDecision(q, preferred);
+    // Preferred sizes (Triton's rule): the largest one the waiting rows reach goes at once; below
+    // the smallest, the window below is spent waiting for it.
+    if (q.preferredBatchSizes !== undefined) {
+      const rows = Math.min(q.queuedRows, maxRows);
+      let best = 0;
+      for (const p of q.preferredBatchSizes) if (p <= rows) best = p;
+      if (best > 0) return { release: true, maxRows: best, reason: 'full' };
+    }
     if (q.queuedRows >= maxRows) return { release: true, maxRows, reason: 'full' };
     if (q.maxDelayMs <= 0) return { release: true, maxRows, reason: 'idle' };
     const windowEnd = q.windowEndsAt ?? q.oldestEnqueuedAt + q.maxDelayMs;
@@ -152,22 +158,3 @@ export const greedyPolicy: ReleasePolicy = {
     return { release: false, wakeAt: windowEnd };
   },
 };
-
-/**
- * The greedy policy with preferred batch sizes (Triton's rule): the largest preferred size that
- * the waiting rows reach goes at once; below the smallest, the window is spent waiting for it, and
- * when the window closes (or a deadline would be missed) whatever waits goes.
- */
-function preferredDecision(q: QueueView, preferred: readonly number[]): ReleaseDecision {
-  const maxRows = q.maxBatchSize;
-  const rows = Math.min(q.queuedRows, maxRows);
-  let best = 0;
-  for (const p of preferred) if (p <= rows) best = p;
-  if (best > 0) return { release: true, maxRows: best, reason: 'full' };
-  if (q.queuedRows >= maxRows) return { release: true, maxRows, reason: 'full' };
-  if (q.maxDelayMs <= 0) return { release: true, maxRows, reason: 'idle' };
-  const windowEnd = q.windowEndsAt ?? q.oldestEnqueuedAt + q.maxDelayMs;
-  if (q.now >= windowEnd) return { release: true, maxRows, reason: 'timer' };
-  if (q.earliestDeadline() <= windowEnd) return { release: true, maxRows, reason: 'deadline' };
-  return { release: false, wakeAt: windowEnd };
-}

@@ -266,14 +266,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (bad !== undefined) return this.#refuse(bad, 'error');
       if (options.priority !== undefined) priority = options.priority;
       if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
-      else if (o.priorities !== undefined) timeoutMs = o.priorities.get(priority)?.timeoutMs ?? timeoutMs;
       signal = options.signal;
       if (signal?.aborted) {
         return this.#refuse(new AbortError(`${o.name}: the request was aborted before it was queued`, signal.reason), 'aborted');
       }
     }
-    // A level's default time limit also applies to a request that passed no options (level 0).
-    if (options === undefined && o.priorities !== undefined) timeoutMs = o.priorities.get(0)?.timeoutMs ?? timeoutMs;
+    // A level's default time limit, unless the request set its own (no options: level 0).
+    if (o.priorities !== undefined && options?.timeoutMs === undefined) timeoutMs = o.priorities.get(priority)?.timeoutMs ?? timeoutMs;
     if (this.#queue.size >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
     const now = this.#burstNow();
@@ -331,6 +330,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     } catch (e) {
       return Promise.reject(e as Error);
     }
+    const discard = (): Promise<void> => Promise.resolve(executor.stop?.()).catch(() => undefined);
     const run = async (): Promise<void> => {
       await this.start();
       try {
@@ -340,12 +340,12 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
           await runWarmup({ ...this.#warmupHost(), pipeline }, o.warmup);
         }
       } catch (e) {
-        await Promise.resolve(executor.stop?.()).catch(() => undefined);
+        await discard();
         const message = toError(e, "The new executor's start").message;
         throw new Error(`${o.name}.reload: the new model could not be started, so the current one keeps serving: ${message}`, { cause: e });
       }
       if (this.#stopping) {
-        await Promise.resolve(executor.stop?.()).catch(() => undefined);
+        await discard();
         throw new HostStoppedError(`${o.name}.reload: the host was stopped while the new model started`);
       }
       this.#executors.swap(executor);
@@ -448,7 +448,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         this.#wake.clear();
         if (this.#lifecycle !== 'new') {
           await this.#startPromise?.catch(() => undefined);
-          await this.#reloading.catch(() => undefined);
+          await this.#reloading; // never rejects: reload() stores it caught
           await this.#executors.released();
           await this.#executors.current.stop?.();
         }

@@ -214,7 +214,7 @@ function describeContent(name: string, value: unknown, parts: Uint8Array[]): str
     return 'ArrayBuffer';
   }
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    parts.push(new TextEncoder().encode(JSON.stringify(value)));
+    parts.push(ENCODER.encode(JSON.stringify(value)));
     return typeof value;
   }
   if (Array.isArray(value)) return `[${value.map((v) => describeContent(name, v, parts)).join(',')}]`;
@@ -236,6 +236,7 @@ function describeContent(name: string, value: unknown, parts: Uint8Array[]): str
 }
 
 const FNV_OFFSET = 0x811c9dc5;
+const ENCODER = new TextEncoder();
 
 /**
  * 32-bit FNV-1a over 4-byte words where the view is aligned (4× fewer steps than per byte: a
