@@ -33,12 +33,13 @@ export type { ContextFactory, ContextProvider, ContextProviders } from './api/co
 export { createHost } from './api/create-host';
 export { createWorkerHost } from './api/create-worker-host';
 export type { WorkerHostOptions } from './api/create-worker-host';
-export type { Constructor, CreateHostOptions, HostedWorkerOptions } from './api/create-host';
+export type { Constructor, CreateHostOptions, HostedModel, HostedWorkerOptions, HostReloadOptions } from './api/create-host';
 export { asBatched } from './api/generated-inference';
 export type { Batched } from './api/generated-inference';
 export { OnnxSession, WorkerInfo } from './api/tokens';
 export { ModelHost } from './engine/model-host';
 export type { HostStats, StopOptions } from './engine/model-host';
+export type { ReloadOptions } from './engine/executor-swap';
 export type { CacheStats } from './engine/response-cache';
 export { Proxy } from './api/proxy';
 export type { ProxyOptions } from './api/proxy';

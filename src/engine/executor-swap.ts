@@ -1,4 +1,5 @@
 import type { Executor } from '../executors/executor';
+import { fail, rejectUnknownKeys } from '../core/options';
 
 /** One executor the host has run batches on, and how many of its batches are still running. */
 interface Generation<Batch, BatchOut> {
@@ -58,5 +59,32 @@ export class ExecutorSwap<Batch, BatchOut> {
   /** Resolves when every replaced executor has been stopped. */
   async released(): Promise<void> {
     await Promise.all([...this.#releases]);
+  }
+}
+
+/**
+ * Options of `host.reload(next, options)`.
+ *
+ * @example
+ * ```ts
+ * const options: ReloadOptions = { version: '2' };
+ * ```
+ */
+export interface ReloadOptions {
+  /**
+   * The new model's version label: what `host.version` and the HTTP server's model metadata say
+   * once the reload completes. Non-empty, without `/` (it appears in `/versions/{v}` paths).
+   * @default the count of models the host has served, including the new one (`'2'`, `'3'`...)
+   */
+  version?: string;
+}
+
+/** Checks `reload()`'s options before anything loads. @internal */
+export function checkReloadOptions(where: string, options: unknown, moreKeys: readonly string[] = []): asserts options is ReloadOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object such as { version }', options);
+  rejectUnknownKeys(where, options as object, ['version', ...moreKeys]);
+  const { version } = options as ReloadOptions;
+  if (version !== undefined && (typeof version !== 'string' || version === '' || version.includes('/'))) {
+    fail(where, 'version', 'a non-empty string without "/"', version);
   }
 }

@@ -21,7 +21,7 @@ import { checkRequestOptions } from './request-options';
 import { runInParts, type RowSlicer } from './split-oversize';
 import { runWarmup, type WarmupHost } from './warmup';
 import { ResponseCache } from './response-cache';
-import { ExecutorSwap } from './executor-swap';
+import { checkReloadOptions, ExecutorSwap, type ReloadOptions } from './executor-swap';
 import { RequestQueue } from './request-queue';
 import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
 import { StatsCounters, type HostStats } from './stats';
@@ -80,6 +80,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #o: ResolvedOptions;
   readonly #executors: ExecutorSwap<Batch, BatchOut>;
   #reloading: Promise<void> = resolved;
+  #version = '1';
+  #reloads = 0;
   readonly #rowsOf: ((item: In) => number) | undefined;
   /** With `splitOversize`: how a request too large for one batch is cut and joined. */
   readonly #slicer: RowSlicer<In, Out> | undefined;
@@ -195,6 +197,16 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return this.#o.name;
   }
 
+  /**
+   * The version of the model serving now: `'1'` at first, then what each completed `reload()`
+   * named (`reload(next, { version })`), by default the count of models served so far (`'2'`,
+   * `'3'`...). The HTTP server reports it as the model's version.
+   * @default '1'
+   */
+  get version(): string {
+    return this.#version;
+  }
+
   /** Current limits (after `configure()`). */
   get options(): Readonly<Required<TunableOptions>> {
     const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs } = this.#o;
@@ -308,11 +320,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * released from then on run on it, batches already running finish on the old one and deliver,
    * and the old one is then stopped. No request is lost or answered twice. If `next` fails to start
    * or warm up, it is stopped, the current model keeps serving, and `reload()` rejects with the
-   * failure as `cause`. Reloads run one at a time, in call order.
+   * failure as `cause`. Reloads run one at a time, in call order. Once it resolves,
+   * {@link ModelHost.version} is the new model's.
+   *
+   * @param options.version - the new model's version label.
+   *   @default the count of models served so far, as a string (`'2'` for the first reload)
    *
    * @example
    * ```ts
-   * await host.reload(async (xs) => newModel.predict(xs));
+   * await host.reload(async (xs) => newModel.predict(xs), { version: '2024-06-01' });
    * ```
    */
   reload(
@@ -321,11 +337,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       | Executor<Batch, BatchOut>
       | BatchFunction<readonly In[], ReadonlyArray<Out | Error>>
       | Executor<readonly In[], ReadonlyArray<Out | Error>>,
+    options: ReloadOptions = {},
   ): Promise<void> {
     const o = this.#o;
     if (this.#stopping) return Promise.reject(new HostStoppedError(`${o.name}.reload: the host is stopped (or stopping)`));
     let executor: Executor<Batch, BatchOut>;
     try {
+      checkReloadOptions(`${o.name}.reload`, options);
       executor = toExecutor<Batch, BatchOut>(`${o.name}.reload`, next, '');
     } catch (e) {
       return Promise.reject(e as Error);
@@ -349,6 +367,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         throw new HostStoppedError(`${o.name}.reload: the host was stopped while the new model started`);
       }
       this.#executors.swap(executor);
+      this.#reloads++;
+      this.#version = options.version ?? String(this.#reloads + 1);
       this.#schedule();
     };
     const done = this.#reloading.catch(() => undefined).then(run);

@@ -90,6 +90,30 @@ describe('reload: a new model without stopping', () => {
     await expect(host.reload(b.executor)).rejects.toBeInstanceOf(HostStoppedError);
   });
 
+  test('the version: "1" at first, counted up by each reload unless named; a failed reload keeps it; a bad label is refused before loading', async () => {
+    const a = executor('a');
+    const host = new ModelHost(a.executor, { maxBatchSize: 2 });
+    expect(host.version).toBe('1');
+    await host.reload(executor('b').executor);
+    expect(host.version).toBe('2');
+    await host.reload(executor('c').executor, { version: '2024-06-01' });
+    expect(host.version).toBe('2024-06-01');
+    await host.reload(executor('d').executor);
+    expect(host.version).toBe('4'); // the fourth model served
+    await expect(host.reload(executor('e', new Error('bad file')).executor, { version: '5' })).rejects.toThrow(/could not be started/);
+    expect(host.version).toBe('4');
+    const f = executor('f');
+    await expect(host.reload(f.executor, { version: 'a/b' })).rejects.toThrow(
+      new TypeError('microbatch.reload: expected `version` to be a non-empty string without "/", got "a/b" (string)'),
+    );
+    await expect(host.reload(f.executor, { version: '' })).rejects.toThrow(TypeError);
+    await expect(host.reload(f.executor, { versoin: '5' } as never)).rejects.toThrow(new TypeError('microbatch.reload: unknown option `versoin`; the known options are `version`'));
+    await expect(host.reload(f.executor, 'v5' as never)).rejects.toThrow(new TypeError('microbatch.reload: expected `options` to be an object such as { version }, got "v5" (string)'));
+    expect(f.log).toEqual([]); // refused before it was started
+    expect(host.version).toBe('4');
+    await host.stop();
+  });
+
   test('a steady stream across a reload on real onnxruntime models: every request answered exactly once, by the old model or the new, never the old after the new', async () => {
     const old = await InferenceSession.create(linearModel(4, 3, 1), { intraOpNumThreads: 1 });
     const next = await InferenceSession.create(linearModel(4, 3, 2), { intraOpNumThreads: 1 });
@@ -159,8 +183,10 @@ describe('createOnnxHost: reload a new model file', () => {
       const close = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - (b[i] as number)) < 1e-4);
       expect(close(await y(), linearReference([1, 2, 3, 4], 4, 3, 1))).toBe(true);
       const firstSession = host.session;
-      await host.reload(v2);
+      await host.reload(v2, { version: 'v2' });
+      expect(host.version).toBe('v2');
       expect(close(await y(), linearReference([1, 2, 3, 4], 4, 3, 2))).toBe(true);
+      await expect(host.reload(v2, { sesion: {} } as never)).rejects.toThrow(new TypeError('v1.onnx.reload: unknown option `sesion`; the known options are `version`, `session`'));
       expect(host.session).not.toBe(firstSession);
       const mlp = join(dir, 'mlp.onnx');
       const { mlpModel } = await import('../support/onnx-models');
