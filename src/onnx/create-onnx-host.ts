@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { ModelHost } from '../engine/model-host';
+import { checkReloadOptions, type ReloadOptions } from '../engine/executor-swap';
 import { startHost } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
@@ -65,15 +66,33 @@ export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>
    * Loads a new version of the model (a file path or its bytes) and swaps it in without stopping
    * (see `ModelHost.reload`): it must have the same inputs and outputs (names, element types and
    * batch axes) as the current one, or the reload is refused with a `TypeError` and the current
-   * model keeps serving. `options.session` defaults to the host's session options.
+   * model keeps serving. `options.session` defaults to the host's session options;
+   * `options.version` labels the new model (see `ModelHost.version`).
    *
    * @example
    * ```ts
-   * await host.reload('models/classifier-v2.onnx');
+   * await host.reload('models/classifier-v2.onnx', { version: '2' });
    * ```
    */
-  reload(source: ModelSource, options?: { session?: LoadSessionOptions }): Promise<void>;
+  reload(source: ModelSource, options?: ModelReloadOptions): Promise<void>;
 };
+
+/**
+ * Options of an ONNX host's `reload(file)`: the version label, and for a host on this thread the
+ * new session's options.
+ *
+ * @example
+ * ```ts
+ * const options: ModelReloadOptions = { version: 'v2', session: { intraOpNumThreads: 1 } };
+ * ```
+ */
+export interface ModelReloadOptions extends ReloadOptions {
+  /**
+   * The new session's options (a host on this thread only).
+   * @default the options the host's first session was loaded with
+   */
+  session?: LoadSessionOptions;
+}
 
 const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ session: true, batchAxes: true, outputs: true });
 
@@ -171,9 +190,11 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
     const reloadExecutor = host.reload.bind(host);
     // A model file (or bytes) loads a new session and swaps it in through ModelHost.reload; a
     // batch function or executor goes to ModelHost.reload as it is.
-    const reload = async (next: unknown, reloadOptions: { session?: LoadSessionOptions } = {}): Promise<void> => {
-      if (!isModelSource(next)) return reloadExecutor(next as Executor<OnnxFeeds, OnnxResults>);
-      const nextSession = await loadSession(next, reloadOptions.session ?? sessionOptions);
+    const reload = async (next: unknown, reloadOptions: ModelReloadOptions = {}): Promise<void> => {
+      if (!isModelSource(next)) return reloadExecutor(next as Executor<OnnxFeeds, OnnxResults>, reloadOptions);
+      checkReloadOptions(`${name}.reload`, reloadOptions, ['session']);
+      const { session: nextSessionOptions, ...swapOptions } = reloadOptions;
+      const nextSession = await loadSession(next, nextSessionOptions ?? sessionOptions);
       let nextModel: ModelDescription;
       try {
         nextModel = describeModel(nextSession, { batchAxes });
@@ -183,13 +204,14 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
         await nextSession.release().catch(() => undefined);
         throw e;
       }
-      await reloadExecutor(executorFor(nextSession));
+      await reloadExecutor(executorFor(nextSession), swapOptions);
       current = { session: nextSession, model: nextModel };
     };
     Object.defineProperties(host, {
       session: { get: () => current.session, enumerable: true },
       model: { get: () => current.model, enumerable: true },
-      reload: { value: reload, enumerable: false },
+      // Configurable, so that a serving host can narrow it to model paths.
+      reload: { value: reload, enumerable: false, configurable: true },
     });
     return host as OnnxHost;
   } catch (e) {
@@ -198,13 +220,13 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
   }
 }
 
-/** Whether `value` is a model file path or model bytes (what `loadSession` takes). */
-function isModelSource(value: unknown): value is ModelSource {
+/** Whether `value` is a model file path or model bytes (what `loadSession` takes). @internal */
+export function isModelSource(value: unknown): value is ModelSource {
   return typeof value === 'string' || ArrayBuffer.isView(value) || value instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer);
 }
 
-/** What makes a new model unfit for a host built for `old` (its batcher and checks), or `undefined`. */
-function modelMisfit(old: ModelDescription, next: ModelDescription): string | undefined {
+/** What makes a new model unfit for a host built for `old` (its batcher and checks), or `undefined`. @internal */
+export function modelMisfit(old: ModelDescription, next: ModelDescription): string | undefined {
   // Fixed dims must match (the host checks requests against them); symbolic ones may be renamed.
   const sig = (ts: ModelDescription['inputs']): string =>
     ts.map((t) => `${t.name}: ${t.dtype}[${t.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : '?')).join(',')}], batch axis ${String(t.batchAxis)}`).join('; ');
@@ -216,8 +238,9 @@ function modelMisfit(old: ModelDescription, next: ModelDescription): string | un
 /**
  * One request of zero-filled inputs for `warmup: true`: batch axis 1 (a `'shared'` input as
  * declared), every other symbolic dim 1.
+ * @internal
  */
-function zeroFeeds(model: ModelDescription, tensor: (type: string, data: TensorData, dims: readonly number[]) => Tensor): OnnxFeeds {
+export function zeroFeeds(model: ModelDescription, tensor: (type: string, data: TensorData, dims: readonly number[]) => Tensor): OnnxFeeds {
   const feeds: OnnxFeeds = {};
   for (const input of model.inputs) {
     const dims = input.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : 1));

@@ -12,6 +12,6 @@ export { describeModel } from './describe-model';
 export type { BatchAxis, DescribeModelOptions, ModelDescription, SessionMetadata, TensorDescription, UnbatchableReason } from './describe-model';
 export { ModelLoadError, UnbatchableModelError } from './errors';
 export { createOnnxHost } from './create-onnx-host';
-export type { OnnxFeeds, OnnxHost, OnnxHostOptions, OnnxResults } from './create-onnx-host';
+export type { ModelReloadOptions, OnnxFeeds, OnnxHost, OnnxHostOptions, OnnxResults } from './create-onnx-host';
 export { createServingHost } from './serving-host';
 export type { ServingHost, ServingHostOptions } from './serving-host';
