@@ -16,6 +16,7 @@ import type { HostedClassData } from './hosted-class-worker';
 import { classifyPlacement, hostOnExecutor } from './host-on-executor';
 import type { ModelHost } from '../engine/model-host';
 import { startHost } from '../engine/start-host';
+import { checkReloadOptions, type ReloadOptions } from '../engine/executor-swap';
 
 /**
  * Options of {@link createHost}: where the class is resolved, its context, which method to batch,
@@ -129,6 +130,43 @@ export interface HostedWorkerOptions
   contextExport?: string;
 }
 
+/**
+ * Options of a hosted class's `host.reload(options)`: a new instance of the class, built beside
+ * the serving one, takes over once it is ready (see `ModelHost.reload`).
+ *
+ * @example
+ * ```ts
+ * await host.reload({ context: { [OnnxSession]: () => InferenceSession.create('model-v2.onnx') }, version: '2' });
+ * ```
+ */
+export interface HostReloadOptions extends ReloadOptions {
+  /**
+   * The new instance's context (inline hosts only: worker threads load the exported context, so
+   * change what its providers load and reload without one).
+   * @default the context the host was created with, its providers run again (a model file is read again)
+   */
+  context?: ContextProviders;
+}
+
+/**
+ * A host made by {@link createHost}: a `ModelHost` whose `reload()` can also build a new instance
+ * of the class ({@link HostReloadOptions}).
+ */
+export type HostedModel<In, Out, Batch = readonly In[], BatchOut = ReadonlyArray<Out | Error>> = ModelHost<In, Out, Batch, BatchOut> & {
+  /**
+   * Builds a new instance of the class (with `options.context`, or the same providers run again;
+   * in new workers for a worker host) beside the serving one and swaps it in without stopping;
+   * a failure to build it rejects and leaves the current instance serving. A batch function or
+   * executor object is taken as `ModelHost.reload` takes it.
+   *
+   * @example
+   * ```ts
+   * await host.reload(); // re-run the context's providers: the model file is read again
+   * ```
+   */
+  reload(options?: HostReloadOptions): Promise<void>;
+};
+
 const WORKER_KEYS = optionKeys<HostedWorkerOptions>({
   workers: true,
   intraOpNumThreads: true,
@@ -185,11 +223,11 @@ export function createHost<T extends object, In, Out, Batch, BatchOut, M extends
   Class: Constructor<T>,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
   options: CreateHostOptions<M, NoInfer<Batch>, NoInfer<BatchOut>> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
-): Promise<ModelHost<In, Out, Batch, BatchOut>>;
+): Promise<HostedModel<In, Out, Batch, BatchOut>>;
 export function createHost<T extends object, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(
   Class: Constructor<T>,
   options?: CreateHostOptions<M, NoInfer<BatchOf<T, M>>, NoInfer<BatchOutOf<T, M>>>,
-): Promise<ModelHost<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
+): Promise<HostedModel<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
 export async function createHost(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown> = {}): Promise<ModelHost<unknown, unknown>> {
   const where = `createHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
@@ -220,28 +258,91 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   // Checked once, here, before any provider runs: a typo must not cost a model load.
   const resolved = resolveOptions(where, hostOptions);
   const concurrencyGiven = hostOptions.maxConcurrentBatches !== undefined;
-  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
+  if (placement.kind === 'custom') {
+    const host = await hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
+    return withContextReload(host, where, 'custom', () => {
+      throw new TypeError(`${where}.reload: this host runs on your executor object, and nothing here is built from a context; pass the new executor: reload(executor)`);
+    });
+  }
   if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, concurrencyGiven, placement.options as HostedWorkerOptions, where);
 
-  const loaded = await loadContext(container, context, where);
-  let instance: object;
-  try {
-    instance = loaded.container.resolve(Class);
-  } catch (e) {
-    await releaseContext(loaded, where).catch(() => undefined);
-    throw new Error(
-      `${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and ` +
-        'give every constructor parameter a context token with @inject(token)',
-      { cause: e },
-    );
-  }
   const key = picked.method;
-  const inline: Executor<unknown, unknown> = {
+  const first = inlineExecutor(Class, container, key, where);
+  await first.load(context);
+  const host = await startHost(first, resolved);
+  return withContextReload(host, where, 'inline', (ctx) => {
+    const next = inlineExecutor(Class, container, key, where);
+    return { start: () => next.load(ctx ?? context), run: next.run, stop: next.stop };
+  });
+}
+
+/**
+ * The executor of an inline hosted class: `load()` creates the context in a child container and
+ * resolves the class there; `stop()` releases both. A reload makes a new one beside it.
+ */
+function inlineExecutor(Class: Constructor<object>, container: DependencyContainer, key: string | symbol, where: string) {
+  let loaded: Awaited<ReturnType<typeof loadContext>> | undefined;
+  let instance: object | undefined;
+  return {
+    async load(context: ContextProviders | undefined): Promise<void> {
+      const ready = await loadContext(container, context, where);
+      try {
+        instance = ready.container.resolve(Class);
+      } catch (e) {
+        await releaseContext(ready, where).catch(() => undefined);
+        throw new Error(
+          `${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and ` +
+            'give every constructor parameter a context token with @inject(token)',
+          { cause: e },
+        );
+      }
+      loaded = ready;
+    },
     // Looked up per batch, so the method stays the instance's own (spies and overrides included).
-    run: (batch) => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
-    stop: () => releaseContext(loaded, where, [instance]),
+    run: (batch: unknown): unknown => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
+    stop: async (): Promise<void> => {
+      if (loaded !== undefined) await releaseContext(loaded, where, [instance]);
+    },
   };
-  return startHost(inline, resolved) as Promise<ModelHost<unknown, unknown>>;
+}
+
+/**
+ * Adds `reload({ context, version })` to a hosted class's host: a fresh instance of the class (with
+ * the given context, or the same providers run again) is built beside the serving one and swapped in
+ * by `ModelHost.reload`. Batch functions and executors still go to `ModelHost.reload` as they are.
+ */
+function withContextReload(
+  host: ModelHost<unknown, unknown>,
+  where: string,
+  placement: 'inline' | 'worker' | 'custom',
+  fresh: (context: ContextProviders | undefined) => Executor<unknown, unknown>,
+): ModelHost<unknown, unknown> {
+  const swap = host.reload.bind(host);
+  const reload = (next?: unknown, options?: ReloadOptions): Promise<void> => {
+    if (typeof next === 'function' || (typeof next === 'object' && next !== null && 'run' in next)) return swap(next as Executor<unknown, unknown>, options);
+    const at = `${where}.reload`;
+    try {
+      if (next !== undefined && (typeof next !== 'object' || next === null || Array.isArray(next))) {
+        fail(at, 'options', 'an object { context?, version? }, a batch function, or an executor object with run(batch)', next);
+      }
+      checkReloadOptions(at, next ?? {}, ['context']);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const { context, ...swapOptions } = (next ?? {}) as HostReloadOptions;
+    if (placement === 'worker' && context !== undefined) {
+      return Promise.reject(new TypeError(`${at}: a new \`context\` cannot be sent to worker threads; change what the exported context's providers load, then reload() without one`));
+    }
+    let executor: Executor<unknown, unknown>;
+    try {
+      executor = fresh(context);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return swap(executor, swapOptions);
+  };
+  Object.defineProperty(host, 'reload', { value: reload, enumerable: false, configurable: true });
+  return host;
 }
 
 /** `createHost` with `executor: 'worker'`: the class and its context are built in each worker. */
@@ -290,7 +391,7 @@ async function hostInWorkers(
     where,
   };
   const isTs = (file: string | undefined): boolean => file !== undefined && /\.[cm]?tsx?$/.test(file);
-  const pool = new WorkerExecutor({
+  const poolOf = (): WorkerExecutor<unknown, unknown> => new WorkerExecutor({
     module: join(__dirname, `hosted-class-worker${extname(__filename)}`),
     workerData: data,
     workers: o.workers,
@@ -304,8 +405,10 @@ async function hostInWorkers(
     loadsTypeScript: isTs(cls.module) || isTs(ctx?.module),
     name: hostOptions.name,
   });
+  const pool = poolOf();
   const moved = refineOptions(hostOptions, { batchTimeoutMs: Infinity, ...(concurrencyGiven ? {} : { maxConcurrentBatches: pool.workers }) });
-  return startHost(pool as Executor<unknown, unknown>, moved) as Promise<ModelHost<unknown, unknown>>;
+  // A reload starts new workers, which construct the class and run the context's providers afresh.
+  return withContextReload(await startHost(pool as Executor<unknown, unknown>, moved), where, 'worker', poolOf);
 }
 
 function fallbackExport(value: unknown): string {

@@ -29,6 +29,26 @@ describe("createHost(C, { executor: 'worker' })", () => {
     await host.stop();
   });
 
+  test('reload() starts new workers that build the class and context afresh, then retires the old ones; a new context cannot be sent', async () => {
+    const host = await createHost(Scorer, { context, executor: { ...where, workers: 1, intraOpNumThreads: 1 } });
+    try {
+      const row = Float32Array.from([1, 2, 3, 4]);
+      const before = await host.inference(row);
+      if (before instanceof Error) throw before;
+      await host.reload({ version: 'b' });
+      const after = await host.inference(row);
+      if (after instanceof Error) throw after;
+      expect(after.thread).not.toBe(before.thread);
+      linearReference(row).forEach((v, j) => expect(after.y[j]).toBeCloseTo(v, 5));
+      expect(host.version).toBe('b');
+      await expect(host.reload({ context })).rejects.toThrow(
+        new TypeError("createHost(Scorer).reload: a new `context` cannot be sent to worker threads; change what the exported context's providers load, then reload() without one"),
+      );
+    } finally {
+      await host.stop();
+    }
+  });
+
   test('a batch that throws in the worker rejects only that batch; the host keeps serving', async () => {
     const host = await createHost(Scorer, { context, executor: { ...where, contextExport: 'context' } });
     await expect(host.inference(Float32Array.from([-999, 0, 0, 0]))).rejects.toThrow('poisoned batch');

@@ -372,3 +372,59 @@ describe('createHost options', () => {
     expect(ran).toBe(false);
   });
 });
+
+describe('createHost reload', () => {
+  test('reload() runs the providers again beside the serving instance; reload({ context }) takes a new one; the old instance and context are released after their batches', async () => {
+    const log: string[] = [];
+    let factor = 2;
+    const host = await createHost(Affine, {
+      context: { [Scale]: () => ({ factor, release: () => void log.push(`release scale ${factor}`) }), [Offset]: { useValue: 1 } },
+    });
+    expect(await host.inference(3)).toBe(7);
+    factor = 10;
+    await host.reload();
+    expect(host.version).toBe('2');
+    expect(await host.inference(3)).toBe(31);
+    expect(log).toEqual(['release scale 10']); // the first context, released with its instance (its closure reads factor now)
+    await host.reload({ context: { [Scale]: () => ({ factor: -1 }), [Offset]: { useValue: 0 } }, version: 'neg' });
+    expect(await host.inference(3)).toBe(-3);
+    expect(host.version).toBe('neg');
+    await host.stop();
+  });
+
+  test('a provider that fails during a reload rejects it with the ContextProviderError as cause; the current instance keeps serving', async () => {
+    const host = await createHost(Affine, { context: { [Scale]: () => ({ factor: 2 }), [Offset]: { useValue: 0 } } });
+    const err = (await host.reload({ context: { [Scale]: () => Promise.reject(new Error('model file is corrupt')), [Offset]: { useValue: 0 } } }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/^affine\.reload: the new model could not be started, so the current one keeps serving: .*model file is corrupt/);
+    expect(err.cause).toBeInstanceOf(ContextProviderError);
+    expect(await host.inference(3)).toBe(6);
+    expect(host.version).toBe('1');
+    await host.stop();
+  });
+
+  test('bad reload arguments are named before anything is built; a batch function still swaps in as it is', async () => {
+    let built = 0;
+    const host = await createHost(Affine, { context: { [Scale]: () => (built++, { factor: 2 }), [Offset]: { useValue: 0 } } });
+    await expect(host.reload({ contxt: {} } as never)).rejects.toThrow(
+      new TypeError('createHost(Affine).reload: unknown option `contxt`; the known options are `version`, `context`'),
+    );
+    await expect(host.reload(42 as never)).rejects.toThrow(
+      new TypeError('createHost(Affine).reload: expected `options` to be an object { context?, version? }, a batch function, or an executor object with run(batch), got 42 (number)'),
+    );
+    await expect(host.reload({ version: '' })).rejects.toThrow(TypeError);
+    expect(built).toBe(1);
+    await host.reload(async (xs: readonly number[]) => xs.map((x) => x * 100));
+    expect(await host.inference(3)).toBe(300);
+    await host.stop();
+  });
+
+  test('with an executor object, reload({ context }) is refused (nothing here is built from one); reload(executor) works', async () => {
+    const host = await createHost(Affine, { executor: { run: (xs: readonly number[]) => xs.map((x) => x + 1) } });
+    await expect(host.reload()).rejects.toThrow(
+      new TypeError('createHost(Affine).reload: this host runs on your executor object, and nothing here is built from a context; pass the new executor: reload(executor)'),
+    );
+    await host.reload({ run: (xs: readonly number[]) => xs.map((x) => x + 2) });
+    expect(await host.inference(1)).toBe(3);
+    await host.stop();
+  });
+});

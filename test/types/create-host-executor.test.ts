@@ -6,8 +6,7 @@
 import 'reflect-metadata';
 import { expectTypeOf } from 'expect-type';
 import { batching } from '../../src/api/batching';
-import { createHost } from '../../src/api/create-host';
-import type { ModelHost } from '../../src/engine/model-host';
+import { createHost, type HostedModel } from '../../src/api/create-host';
 import type { Batcher } from '../../src/core/batcher';
 import { WorkerExecutor } from '../../src/executors/worker';
 
@@ -34,7 +33,7 @@ export async function executorTypes(): Promise<void> {
       },
     },
   });
-  expectTypeOf(host).toEqualTypeOf<ModelHost<string, number, readonly string[], Array<number | Error>>>();
+  expectTypeOf(host).toEqualTypeOf<HostedModel<string, number, readonly string[], Array<number | Error>>>();
 
   const embed = await createHost(Lengths, { method: 'embedBatch', executor: { run: async (batch) => batch.map(() => new Float32Array(4)) } });
   expectTypeOf(embed.inference('x')).toEqualTypeOf<Promise<Float32Array>>();
@@ -49,7 +48,7 @@ export async function executorTypes(): Promise<void> {
       },
     },
   });
-  expectTypeOf(merged).toEqualTypeOf<ModelHost<string, number, string, number[]>>();
+  expectTypeOf(merged).toEqualTypeOf<HostedModel<string, number, string, number[]>>();
 
   const pool = new WorkerExecutor<readonly string[], number[]>({ module: './lengths.worker' });
   void createHost(Lengths, { executor: pool, stopExecutor: false });

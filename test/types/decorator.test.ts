@@ -7,10 +7,9 @@ import 'reflect-metadata';
 import { expectTypeOf } from 'expect-type';
 import { inject, injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
-import { createHost } from '../../src/api/create-host';
+import { createHost, type HostedModel } from '../../src/api/create-host';
 import { asBatched, type Batched } from '../../src/api/generated-inference';
 import { OnnxSession } from '../../src/api/tokens';
-import type { ModelHost } from '../../src/engine/model-host';
 import type { Batcher } from '../../src/core/batcher';
 
 interface Tensor {
@@ -51,10 +50,18 @@ declare const stringToLength: Batcher<string, number, string, number[], number>;
 
 export async function createHostTypes(): Promise<void> {
   const host = await createHost(Classifier, { context: { [OnnxSession]: () => ({}) as Session } });
-  expectTypeOf(host).toEqualTypeOf<ModelHost<string, number, readonly string[], Array<number | Error>>>();
+  expectTypeOf(host).toEqualTypeOf<HostedModel<string, number, readonly string[], Array<number | Error>>>();
   expectTypeOf(host.inference('x')).toEqualTypeOf<Promise<number>>();
   // @ts-expect-error -- the input is a string
   void host.inference(42);
+  // reload: a new instance (a new context or the same providers again), or a batch function.
+  expectTypeOf(host.reload()).toEqualTypeOf<Promise<void>>();
+  void host.reload({ context: { [OnnxSession]: () => ({}) as Session }, version: '2' });
+  void host.reload(async (xs: readonly string[]) => xs.map((x) => x.length));
+  // @ts-expect-error -- not a reload option
+  void host.reload({ contxt: {} });
+  // @ts-expect-error -- the batch function must answer numbers
+  void host.reload(async (xs: readonly string[]) => xs);
 
   const embed = await createHost(Classifier, { method: 'embedBatch' });
   expectTypeOf(embed.inference('x')).toEqualTypeOf<Promise<Float32Array>>();
@@ -69,7 +76,7 @@ export async function createHostTypes(): Promise<void> {
   void merged.inference([tensor]);
 
   const withBatcher = await createHost(Classifier, { batcher: stringToLength });
-  expectTypeOf(withBatcher).toEqualTypeOf<ModelHost<string, number, string, number[]>>();
+  expectTypeOf(withBatcher).toEqualTypeOf<HostedModel<string, number, string, number[]>>();
 
   // @ts-expect-error -- unknown option
   void createHost(Classifier, { maxBatchsize: 4 });
