@@ -5,7 +5,6 @@ import { kserveDatatype } from './datatypes';
 import type { DecodedRequest } from './decode-request';
 import { HttpError } from './http-error';
 import { jsonData } from './json-data';
-import { SERVED_VERSION } from './metadata';
 
 /** An HTTP answer body with its headers. @internal */
 export interface EncodedResponse {
@@ -23,7 +22,7 @@ export const HEADER_LENGTH = 'inference-header-content-length';
  * `Inference-Header-Content-Length` header).
  * @internal
  */
-export function encodeResponse(modelName: string, request: DecodedRequest, results: Record<string, TensorLike>, int64As: 'number' | 'string'): EncodedResponse {
+export function encodeResponse(modelName: string, modelVersion: string, request: DecodedRequest, results: Record<string, TensorLike>, int64As: 'number' | 'string'): EncodedResponse {
   const wanted = request.outputs ?? Object.keys(results).map((name) => ({ name, binary: request.binaryDefault }));
   const parts: string[] = [];
   const blobs: Buffer[] = [];
@@ -42,7 +41,7 @@ export function encodeResponse(modelName: string, request: DecodedRequest, resul
     }
   }
   const id = request.id === undefined ? '' : `"id":${JSON.stringify(request.id)},`;
-  const json = Buffer.from(`{"model_name":${JSON.stringify(modelName)},"model_version":"${SERVED_VERSION}",${id}"outputs":[${parts.join(',')}]}`, 'utf8');
+  const json = Buffer.from(`{"model_name":${JSON.stringify(modelName)},"model_version":${JSON.stringify(modelVersion)},${id}"outputs":[${parts.join(',')}]}`, 'utf8');
   if (blobs.length === 0) return { headers: { 'Content-Type': 'application/json' }, body: json };
   return {
     headers: { 'Content-Type': 'application/octet-stream', [HEADER_LENGTH]: String(json.length) },

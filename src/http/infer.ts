@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptedCoding, compress, decodeBody } from './compression';
 import { decodeRequest } from './decode-request';
 import { encodeResponse, HEADER_LENGTH } from './encode-response';
+import { servedVersion } from './metadata';
 import { badRequest, toHttpError } from './http-error';
 import type { ServableModel } from './options';
 import type { ResolvedLimits } from './options';
@@ -85,7 +86,9 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
   res.once('close', onClose);
   try {
     const results = await ctx.host.inference(request.feeds, { timeoutMs, signal: abort.signal });
-    const out = encodeResponse(ctx.modelName, request, results, ctx.int64As);
+    // The version serving when the answer is written: around a reload, a request accepted before the
+    // swap may be answered by either version (docs/http.md, "Versions").
+    const out = encodeResponse(ctx.modelName, servedVersion(ctx.host), request, results, ctx.int64As);
     const coding = acceptedCoding(req.headers['accept-encoding']);
     // Inference-Header-Content-Length keeps counting uncompressed bytes, as Triton's clients expect.
     if (coding === undefined) send(res, 200, out.headers, out.body);

@@ -3,8 +3,16 @@ import { HttpError } from './http-error';
 import { packageVersion } from './package-version';
 import type { ServableModel, ServedTensor } from './options';
 
-/** The one version each served model has, which the `versions/{v}` paths accept. */
-export const SERVED_VERSION = '1';
+/** The version of a model that names none. */
+export const DEFAULT_VERSION = '1';
+
+/**
+ * The version a model serves now, the only one its `versions/{v}` paths accept: the host's
+ * `version` (a `ModelHost` counts its reloads), else `'1'`. @internal
+ */
+export function servedVersion(host: ServableModel): string {
+  return typeof host.version === 'string' && host.version !== '' ? host.version : DEFAULT_VERSION;
+}
 
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
 export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
@@ -29,7 +37,7 @@ export interface TensorMetadata {
  */
 export interface ModelMetadata {
   readonly name: string;
-  /** The versions the `versions/{v}` paths accept: `["1"]`. */
+  /** The version the `versions/{v}` paths accept: the one serving now (`["1"]` before any reload). */
   readonly versions: readonly string[];
   /** `<framework>_<format>`, e.g. `'onnxruntime_onnx'`. */
   readonly platform: string;
@@ -65,7 +73,7 @@ function tensor(t: ServedTensor): TensorMetadata {
 export function modelMetadata(name: string, host: ServableModel): ModelMetadata {
   return {
     name,
-    versions: [SERVED_VERSION],
+    versions: [servedVersion(host)],
     platform: host.model.platform ?? DEFAULT_PLATFORM,
     max_batch_size: host.options?.maxBatchSize ?? null,
     inputs: host.model.inputs.map(tensor),
@@ -79,7 +87,7 @@ export function serverMetadata(): ServerMetadata {
 }
 
 /** Throws the 404 for a `versions/{v}` path naming a version other than the served one. @internal */
-export function checkVersion(model: string, version: string | undefined): void {
-  if (version === undefined || version === SERVED_VERSION) return;
-  throw new HttpError(404, 'model_version_not_found', `model ${JSON.stringify(model)} has no version ${JSON.stringify(version)}; its version is "${SERVED_VERSION}"`);
+export function checkVersion(model: string, version: string | undefined, served: string): void {
+  if (version === undefined || version === served) return;
+  throw new HttpError(404, 'model_version_not_found', `model ${JSON.stringify(model)} has no version ${JSON.stringify(version)}; its version is ${JSON.stringify(served)}`);
 }

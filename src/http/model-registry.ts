@@ -1,5 +1,6 @@
 import { isError } from '../core/describe';
 import { HttpError } from './http-error';
+import { servedVersion } from './metadata';
 import type { ServableModel } from './options';
 
 /** A served model's state: loading, ready, or failed to load. @internal */
@@ -65,6 +66,21 @@ export class ModelRegistry {
    */
   states(): Record<string, ModelEntry['state'] | 'unavailable'> {
     return Object.fromEntries([...this.#entries].map(([name, e]) => [name, e.state === 'ready' && e.host.ready === false ? 'unavailable' : e.state]));
+  }
+
+  /** What `GET /v2/models` lists: each model's name, the version it serves (none until loaded) and its state. */
+  listing(): Array<{ name: string; versions: string[]; state: string }> {
+    const states = this.states();
+    return this.names().map((name) => {
+      const served = this.servedVersion(name);
+      return { name, versions: served === undefined ? [] : [served], state: states[name] as string };
+    });
+  }
+
+  /** The version a loaded model serves now; `undefined` while it loads or when it failed. */
+  servedVersion(name: string): string | undefined {
+    const entry = this.#entries.get(name);
+    return entry?.state === 'ready' ? servedVersion(entry.host) : undefined;
   }
 
   /** True once every model is loaded and none says it is unavailable. */

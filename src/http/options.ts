@@ -48,6 +48,12 @@ export interface ServableModel {
    * @default undefined (no statistics)
    */
   readonly name?: string;
+  /**
+   * The model version serving now, the only one the `versions/{v}` paths accept and what answers
+   * report as `model_version`; it changes when the host reloads (a `ModelHost` counts its reloads).
+   * @default '1'
+   */
+  readonly version?: string;
   /** Runs one request (batched with concurrent ones). */
   inference(feeds: Record<string, TensorLike>, options?: RequestOptions): Promise<Record<string, TensorLike>>;
   /**

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
-import { checkVersion, modelMetadata, SERVED_VERSION, serverMetadata } from './metadata';
+import { checkVersion, modelMetadata, servedVersion, serverMetadata } from './metadata';
 import { ServerLogger } from './logger';
 import { modelConfig } from './model-config';
 import { StatsCollector } from './model-stats';
@@ -112,7 +112,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   /** The ready host for a model route, or the 404 for an unknown model or another version. */
   function modelFor(name: string, version: string | undefined): ServableModel {
     const host = models.get(name, limits.retryAfterSeconds);
-    checkVersion(name, version);
+    checkVersion(name, version, servedVersion(host));
     return host;
   }
 
@@ -137,13 +137,14 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: Object.entries(models.states()).map(([n, state]) => ({ name: n, versions: [SERVED_VERSION], state })) });
+        return sendJson(res, 200, { models: models.listing() });
       case 'model':
         return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
       case 'model-ready': {
         const state = models.states()[found.model];
         if (state === undefined) models.get(found.model, limits.retryAfterSeconds); // throws the 404
-        checkVersion(found.model, found.version);
+        const served = models.servedVersion(found.model);
+        if (served !== undefined) checkVersion(found.model, found.version, served);
         const ready = state === 'ready' && !closing;
         return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
       }
@@ -151,7 +152,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
       case 'stats': {
         const host = modelFor(found.model, found.version);
-        return sendJson(res, 200, { model_stats: [stats.stats(found.model, SERVED_VERSION, host.name)] });
+        return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host.name)] });
       }
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
