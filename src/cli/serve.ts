@@ -10,6 +10,7 @@ import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/work
 import type { Io } from './io';
 import type { ServingHost } from '../onnx/serving-host';
 import type { RedisReplica } from '../remote/redis/replica-types';
+import { watchModelFile } from './watch-model';
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
@@ -40,6 +41,9 @@ Options:
                         ends (connectRedisHost) send, as docs/scale-out.md describes
   --claim-idle-ms MS    with --redis: take over requests a dead replica held
                         after this long                                  (default 30000)
+  --watch               reload the model when its file changes: the new version loads
+                        beside the serving one, which answers until it is ready; a file
+                        that fails to load is logged and the old version keeps serving
   -h, --help            show this help
 
 Example:
@@ -64,6 +68,7 @@ const OPTIONS: Options = {
   'log-format': { type: 'string' },
   redis: { type: 'string' },
   'claim-idle-ms': { type: 'string' },
+  watch: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -154,12 +159,19 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const address = await server.listen(port, host);
   // A replica stops pulling and answers what it holds before the server drains and stops the model.
   const replica = redisUrl === undefined ? undefined : await startReplica(model, redisUrl, claimIdleMs, io);
-  handleShutdownSignals(server, { log: (line) => io.err(line), ...(replica === undefined ? {} : { beforeClose: () => replica.close() }) });
+  const watching = values.watch === true ? await watchModelFile(model.modelPath, model, (line) => io.err(line)) : undefined;
+  handleShutdownSignals(server, {
+    log: (line) => io.err(line),
+    beforeClose: async () => {
+      await watching?.close();
+      await replica?.close();
+    },
+  });
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
       `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}${machine === 'dedicated' ? ' (dedicated: spinning)' : ''}, ` +
-      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
+      `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${watching === undefined ? '' : '; watching the file for new versions'}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;

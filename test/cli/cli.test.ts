@@ -88,6 +88,49 @@ test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, 
   }
 });
 
+test('serve --watch: a new model file is loaded beside the serving one and takes over; a broken file is logged and the current version keeps serving', async () => {
+  const watched = mkdtempSync(join(tmpdir(), 'mb-watch-'));
+  const file = join(watched, 'lin.onnx');
+  writeFileSync(file, linearModel(4, 3, 1));
+  const child = start(['serve', file, '--port', '0', '--workers', '1', '--threads', '1', '--watch']);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  try {
+    await waitFor(() => /listening on/.test(stdout) || child.exitCode !== null, 20_000, 'serve to listen');
+    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1]);
+    expect(stderr).toContain('watching the file for new versions');
+    const row = [0.5, -1, 2, 3];
+    const infer = async () => {
+      const r = await call(port, 'POST', '/v2/models/lin/infer', { body: { inputs: [{ name: 'X', shape: [1, 4], datatype: 'FP32', data: row }] } });
+      return r.json() as { model_version: string; outputs: Array<{ data: number[] }> };
+    };
+    const near = (y: number[], seed: number) => linearReference(row, 4, 3, seed).every((v, j) => Math.abs(v - (y[j] as number)) < 1e-4);
+    const first = await infer();
+    expect({ version: first.model_version, v1: near(first.outputs[0]!.data, 1) }).toEqual({ version: '1', v1: true });
+
+    writeFileSync(file, linearModel(4, 3, 2));
+    await waitFor(() => stderr.includes('"lin" now serves version 2'), 20_000, 'the reload');
+    const second = await infer();
+    expect({ version: second.model_version, v2: near(second.outputs[0]!.data, 2) }).toEqual({ version: '2', v2: true });
+
+    writeFileSync(file, Buffer.from('not a model'));
+    await waitFor(() => stderr.includes('reload of "lin" failed, version 2 keeps serving'), 20_000, 'the failed reload');
+    const third = await infer();
+    expect({ version: third.model_version, v2: near(third.outputs[0]!.data, 2) }).toEqual({ version: '2', v2: true });
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  } finally {
+    clearTimeout(killer);
+    child.kill('SIGKILL');
+    rmSync(watched, { recursive: true, force: true });
+  }
+});
+
 test('bench: prints a table per batch size and a recommendation', async () => {
   const { code, stdout, stderr } = await runCli(['bench', modelPath, '--seconds', '0.5', '--max-batch-size', '8', '--threads', '1']);
   expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
