@@ -67,6 +67,8 @@ export interface OtelInstrumentation {
  * | `microbatch.requests` | counter | `{request}` | host, `microbatch.outcome` |
  * | `microbatch.queue.depth` | observable gauge | `{request}` | host |
  * | `microbatch.batches.in_flight` | observable gauge | `{batch}` | host |
+ * | `microbatch.cache.requests` | observable counter (hosts with `cache`) | `{request}` | host, `microbatch.cache.result` (`hit`, `shared`, `miss`) |
+ * | `microbatch.cache.entries` | observable gauge (hosts with `cache`) | `{entry}` | host |
  *
  * The batch span (`microbatch.batch`, kind INTERNAL) covers merge, run and split; its attributes
  * are the batch's rows, requests, release reason, queue waits and phase times, and it carries a
@@ -113,15 +115,28 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const requests = meter.createCounter('microbatch.requests', { description: 'Requests settled, by outcome.', unit: '{request}' });
   const depth = meter.createObservableGauge('microbatch.queue.depth', { description: 'Requests waiting in the queue.', unit: '{request}' });
   const inFlight = meter.createObservableGauge('microbatch.batches.in_flight', { description: 'Batches running now.', unit: '{batch}' });
+  // The cache's counts live in host.stats (hits never reach the observer: they never queue).
+  const cacheRequests = meter.createObservableCounter('microbatch.cache.requests', {
+    description: 'Requests the response cache answered from a kept result (hit), from a computation already waiting or running (shared), or computed (miss).',
+    unit: '{request}',
+  });
+  const cacheEntries = meter.createObservableGauge('microbatch.cache.entries', { description: 'Finished results the response cache keeps now.', unit: '{entry}' });
   meter.addBatchObservableCallback(
     (result) => {
       for (const h of hosts) {
         const attrs = { 'microbatch.host': h.name };
-        result.observe(depth, h.stats.queued, attrs);
-        result.observe(inFlight, h.stats.runningBatches, attrs);
+        const stats = h.stats;
+        result.observe(depth, stats.queued, attrs);
+        result.observe(inFlight, stats.runningBatches, attrs);
+        const c = stats.cache;
+        if (c === undefined) continue;
+        result.observe(cacheRequests, c.hits, { ...attrs, 'microbatch.cache.result': 'hit' });
+        result.observe(cacheRequests, c.shared, { ...attrs, 'microbatch.cache.result': 'shared' });
+        result.observe(cacheRequests, c.misses, { ...attrs, 'microbatch.cache.result': 'miss' });
+        result.observe(cacheEntries, c.size, attrs);
       }
     },
-    [depth, inFlight],
+    [depth, inFlight, cacheRequests, cacheEntries],
   );
 
   const observer: HostObserver = {

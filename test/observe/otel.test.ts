@@ -135,4 +135,22 @@ describe('otelInstrumentation', () => {
     expect(() => otel.watch({} as never)).toThrow(TypeError);
     expect(() => otel.watch({} as never)).toThrow('microbatch metrics: watch(host) expects a ModelHost (an object with name and stats)');
   });
+  test('cache hits, shared requests and misses, and the entries kept, are read from host.stats at collection; hosts without a cache add nothing', async () => {
+    const { otel, metrics, host, shutdown } = setup();
+    const cached = new ModelHost(async (xs: readonly string[]) => xs, { name: 'c', maxBatchSize: 4, observer: otel.observer, cache: true });
+    otel.watch(cached);
+    await Promise.all([cached.inference('a'), cached.inference('a'), cached.inference('b')]);
+    await cached.inference('a');
+    const m = await metrics();
+    const points = m.get('microbatch.cache.requests')!.dataPoints.map((p) => [p.attributes['microbatch.host'], p.attributes['microbatch.cache.result'], p.value]);
+    expect(points).toEqual([
+      ['c', 'hit', 1],
+      ['c', 'shared', 1],
+      ['c', 'miss', 2],
+    ]);
+    expect(m.get('microbatch.cache.entries')!.dataPoints.map((p) => [p.attributes['microbatch.host'], p.value])).toEqual([['c', 2]]);
+    await cached.stop();
+    await host.stop(); // idle: nothing to answer
+    await shutdown();
+  });
 });
