@@ -5,12 +5,12 @@ import { AbortError, DeadlineExceededError } from '../core/errors';
 // tests and users match on them, so they live in one place.
 
 export function timedOutQueued(host: string, elapsed: number, limit: number): DeadlineExceededError {
-  return new DeadlineExceededError(`${host}: timed out after ${fmt(elapsed)} ms in the queue (timeoutMs ${limit}); it never ran`, 'timeout', 'queued', elapsed);
+  return new DeadlineExceededError(`${host}: timed out after ${fmt(elapsed)} ms in the queue (timeoutMs ${limitText(limit)}); it never ran`, 'timeout', 'queued', elapsed);
 }
 
 export function timedOutRunning(host: string, elapsed: number, limit: number): DeadlineExceededError {
   return new DeadlineExceededError(
-    `${host}: timed out after ${fmt(elapsed)} ms (timeoutMs ${limit}) while its batch was running; its result will be discarded`,
+    `${host}: timed out after ${fmt(elapsed)} ms (timeoutMs ${limitText(limit)}) while its batch was running; its result will be discarded`,
     'timeout',
     'running',
     elapsed,
@@ -42,6 +42,11 @@ export function abortedQueued(host: string, reason: unknown): AbortError {
 
 export function abortedRunning(host: string, reason: unknown): AbortError {
   return new AbortError(`${host}: the request was aborted while its batch was running; its result will be discarded`, reason);
+}
+
+/** A limit recovered as deadline − enqueuedAt, without float noise (30.000000000000455 → "30"). */
+function limitText(ms: number): string {
+  return String(Math.round(ms * 1e6) / 1e6);
 }
 
 function fmt(ms: number): string {
