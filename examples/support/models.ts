@@ -29,6 +29,12 @@ export function floatInit(name: string, dims: readonly number[], values: ArrayLi
   return { name, dims: [...dims], dataType: DataType.FLOAT, rawData: new Uint8Array(Float32Array.from(values).buffer) };
 }
 
+/** An int64 initializer (indices, axes, integer constants; opset 13 takes Unsqueeze/Squeeze axes as one). */
+export function int64Init(name: string, dims: readonly number[], values: ArrayLike<number | bigint>): onnx.ITensorProto {
+  const data = BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
+  return { name, dims: [...dims], dataType: DataType.INT64, rawData: new Uint8Array(data.buffer) };
+}
+
 /** Serializes a graph into model bytes (opset 13, IR 8). */
 export function encodeModel(graph: onnx.IGraphProto, opset = 13): Uint8Array {
   return onnx.ModelProto.encode({

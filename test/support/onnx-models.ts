@@ -4,20 +4,15 @@
  * (linear, MLP) and the builders' building blocks live with the examples, which use them too.
  */
 import { onnx } from 'onnx-proto';
-import { encodeModel, floatInit, linearModel, seeded, valueInfo } from '../../examples/support/models';
+import { encodeModel, floatInit, int64Init, linearModel, seeded, valueInfo } from '../../examples/support/models';
 
-export { encodeModel, floatInit, linearModel, linearReference, mlpModel, seeded, valueInfo } from '../../examples/support/models';
+export { encodeModel, floatInit, int64Init, linearModel, linearReference, mlpModel, seeded, valueInfo } from '../../examples/support/models';
 export type { Dim } from '../../examples/support/models';
 
 const { DataType } = onnx.TensorProto;
 
 // ---- models for the ONNX helpers (multi-input, int64, variable length, batch axis 1, fixed batch) ----
 
-/** An int64 initializer (indices, axes, integer constants). */
-export function int64Init(name: string, dims: readonly number[], values: ArrayLike<number | bigint>): onnx.ITensorProto {
-  const data = BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
-  return { name, dims: [...dims], dataType: DataType.INT64, rawData: new Uint8Array(data.buffer) };
-}
 
 /** Sums of a float array, for the references below. */
 function sum(values: ArrayLike<number>): number {
