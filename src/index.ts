@@ -97,3 +97,11 @@ export { connectHost, HostUnavailableError, serveHost, SocketHostClient } from '
 export type { ConnectHostOptions, InferenceTarget, ServeHostOptions, SocketHostServer } from './remote/socket';
 export { combineObservers } from './observe/combine';
 export type { WatchedHost } from './observe/common';
+export { GenerationHost, greedy } from './generate/generation-host';
+export type { GenerationStats } from './generate/generation-host';
+export { TokenStream } from './generate/token-stream';
+export type { FinishReason } from './generate/token-stream';
+export type { GenerateOptions, GenerationOptions, StepInput, StepOutput } from './generate/options';
+export type { GenerationObserver, SequenceEvent, SequenceOutcome, StepEvent } from './generate/events';
+export { DecoderBatcher } from './generate/decoder-batcher';
+export type { DecoderBatcherOptions, DecoderContext, DecoderState } from './generate/decoder-batcher';

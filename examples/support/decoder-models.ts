@@ -132,15 +132,16 @@ function kvWeights(options: KvDecoderOptions) {
 /**
  * A single-head attention decoder step with a key/value cache that grows by one entry per step.
  * Inputs: `token [N]` int64, `past_key [N, T, D]` and `past_value [N, T, D]` float32,
- * `mask [N, T1]` float32 with T1 = T + 1. Outputs: `logits [N, V]`, `present_key [N, T1, D]` and
+ * `mask [N, T]` float32 over the past. Outputs: `logits [N, V]`, `present_key [N, T1, D]` and
  * `present_value [N, T1, D]` (the past with the new token's entry appended at position T), which
  * become the next step's past.
  *
  * Caches are left-padded so that sequences of different lengths share a batch: a shorter sequence
- * has zero rows at the start of its time axis and mask 0 there; mask is 1 on its real entries and
- * always 1 at the new position T. A masked slot's score drops by 1e9, so its softmax weight is
- * exactly 0 in float32 and padding changes a row's result only by float rounding. The first step
- * of a batch takes an empty cache: T = 0, past tensors of dims `[N, 0, D]`, mask `[N, 1]` of ones.
+ * has zero rows at the start of its time axis and mask 0 there; mask is 1 on its real entries, and
+ * the new entry (position T of the present) is always attended. A masked slot's score drops by
+ * 1e9, so its softmax weight is exactly 0 in float32 and padding changes a row's result only by
+ * float rounding. The first step
+ * of a batch takes an empty cache: T = 0, past tensors of dims `[N, 0, D]`, mask `[N, 0]`.
  */
 export function kvDecoderModel(options: KvDecoderOptions = {}): Uint8Array {
   const w = kvWeights(options);
@@ -161,8 +162,12 @@ export function kvDecoderModel(options: KvDecoderOptions = {}): Uint8Array {
       { opType: 'MatMul', input: ['present_key', 'q2'], output: ['s3'] },
       { opType: 'Squeeze', input: ['s3', 'axes2'], output: ['s'] },
       { opType: 'Mul', input: ['s', 'inv_sqrt_d'], output: ['scaled'] },
+      // The mask covers the past only; the new entry is always attended (its penalty column is 0).
       { opType: 'Sub', input: ['mask', 'one'], output: ['mask_m1'] },
-      { opType: 'Mul', input: ['mask_m1', 'big'], output: ['penalty'] },
+      { opType: 'Mul', input: ['mask_m1', 'big'], output: ['penalty_past'] },
+      { opType: 'Slice', input: ['scaled', 'last_start', 'last_end', 'axes1'], output: ['last_score'] },
+      { opType: 'Mul', input: ['last_score', 'zero'], output: ['penalty_new'] },
+      { opType: 'Concat', input: ['penalty_past', 'penalty_new'], output: ['penalty'], attribute: [axis(1)] },
       { opType: 'Add', input: ['scaled', 'penalty'], output: ['masked'] },
       { opType: 'Softmax', input: ['masked'], output: ['p'], attribute: [axis(-1)] },
       { opType: 'Unsqueeze', input: ['p', 'axes1'], output: ['p1'] },
@@ -181,6 +186,9 @@ export function kvDecoderModel(options: KvDecoderOptions = {}): Uint8Array {
       floatInit('bo', [V], w.bo),
       floatInit('inv_sqrt_d', [], [1 / Math.sqrt(D)]),
       floatInit('one', [], [1]),
+      floatInit('zero', [], [0]),
+      int64Init('last_start', [1], [-1]),
+      int64Init('last_end', [1], [2 ** 62]),
       floatInit('big', [], [1e9]),
       int64Init('axes1', [1], [1]),
       int64Init('axes2', [1], [2]),
@@ -189,7 +197,7 @@ export function kvDecoderModel(options: KvDecoderOptions = {}): Uint8Array {
       valueInfo('token', DataType.INT64, ['N']),
       valueInfo('past_key', DataType.FLOAT, ['N', 'T', D]),
       valueInfo('past_value', DataType.FLOAT, ['N', 'T', D]),
-      valueInfo('mask', DataType.FLOAT, ['N', 'T1']),
+      valueInfo('mask', DataType.FLOAT, ['N', 'T']),
     ],
     output: [
       valueInfo('logits', DataType.FLOAT, ['N', V]),

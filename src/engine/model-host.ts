@@ -11,7 +11,7 @@ import type { RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
 import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
 import type { LatencyModelView, QueuedRequestInfo, ReleaseDecision, ReleaseReason } from '../core/policy';
-import type { BatchFunction, Executor } from '../executors/executor';
+import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
 import { runBatch, type BatchRunHost } from './batch-run';
 import type { PipelineConfig } from './pipeline';
 import { LiveQueueView } from './queue-view';
@@ -707,9 +707,3 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   }
 }
 
-/** A batch function or an executor, as an executor; a TypeError naming what came otherwise. */
-function toExecutor<Batch, BatchOut>(where: string, value: unknown, position: string): Executor<Batch, BatchOut> {
-  if (typeof value === 'function') return { run: value as BatchFunction<Batch, BatchOut> };
-  if (typeof value === 'object' && value !== null && typeof (value as Executor<Batch, BatchOut>).run === 'function') return value as Executor<Batch, BatchOut>;
-  throw new TypeError(`${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch)${position === '' ? '' : `, ${position}`}, got ${describe(value)}`);
-}

@@ -79,7 +79,8 @@ export class Reporter {
   }
 }
 
-function warn(method: string, e: unknown): void {
+/** Reports an observer that threw, once per process (the host carries on). @internal */
+export function warn(method: string, e: unknown): void {
   if (warnedObserver) return;
   warnedObserver = true;
   process.emitWarning(`microbatch: an observer's ${method} threw (${toError(e, 'observer').message}); the host carries on`);

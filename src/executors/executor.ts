@@ -1,3 +1,4 @@
+import { describe } from '../core/describe';
 /**
  * Where the batch function runs. A plain function passed to `ModelHost` runs inline, on the
  * calling thread; an executor object can also prepare itself (`start`) and release what it holds
@@ -24,3 +25,10 @@ export interface Executor<Batch, BatchOut> {
 
 /** A batch function: the simplest executor. */
 export type BatchFunction<Batch, BatchOut> = (batch: Batch) => BatchOut | PromiseLike<BatchOut>;
+
+/** A batch function or an executor, as an executor; a TypeError naming what came otherwise. @internal */
+export function toExecutor<Batch, BatchOut>(where: string, value: unknown, position: string): Executor<Batch, BatchOut> {
+  if (typeof value === 'function') return { run: value as BatchFunction<Batch, BatchOut> };
+  if (typeof value === 'object' && value !== null && typeof (value as Executor<Batch, BatchOut>).run === 'function') return value as Executor<Batch, BatchOut>;
+  throw new TypeError(`${where}: expected a batch function (batch) => Promise<outputs>, or an executor object with run(batch)${position === '' ? '' : `, ${position}`}, got ${describe(value)}`);
+}

@@ -92,18 +92,18 @@ describe('kvDecoderModel', () => {
     const T = Math.max(...seqs.map((q) => q.keys.length));
     const pastKey = new Float32Array(n * T * D);
     const pastValue = new Float32Array(n * T * D);
-    const mask = new Float32Array(n * (T + 1));
+    const mask = new Float32Array(n * T);
     seqs.forEach((q, i) => {
       const pad = T - q.keys.length;
       q.keys.forEach((k, t) => pastKey.set(k, (i * T + pad + t) * D));
       q.values.forEach((v, t) => pastValue.set(v, (i * T + pad + t) * D));
-      mask.fill(1, i * (T + 1) + pad, (i + 1) * (T + 1));
+      mask.fill(1, i * T + pad, (i + 1) * T);
     });
     const r = await session.run({
       token: i64(seqs.map((q) => q.token)),
       past_key: f32(pastKey, [n, T, D]),
       past_value: f32(pastValue, [n, T, D]),
-      mask: f32(mask, [n, T + 1]),
+      mask: f32(mask, [n, T]),
     });
     const logits = r.logits!.data as Float32Array;
     const presentKey = r.present_key!.data as Float32Array;

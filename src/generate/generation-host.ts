@@ -1,0 +1,387 @@
+import { ListBatcher } from '../batchers/list-batcher';
+import type { Batcher } from '../core/batcher';
+import { systemClock, type Clock, type TimerHandle } from '../core/clock';
+import { describe, toError } from '../core/describe';
+import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
+import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
+import { runPipeline, type PipelineConfig } from '../engine/pipeline';
+import { warn } from '../engine/reporting';
+import type { GenerationObserver, SequenceOutcome } from './events';
+import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type ResolvedGeneration, type StepInput, type StepOutput } from './options';
+import { TokenStream } from './token-stream';
+
+/** A snapshot of a generation host's counters. */
+export interface GenerationStats {
+  /** Prompts waiting for a slot. */
+  readonly waiting: number;
+  /** Sequences running (holding a slot). */
+  readonly running: number;
+  /** Decode steps run. */
+  readonly steps: number;
+  /** Step rows run (the sum of each step's sequences). */
+  readonly rows: number;
+  /** Tokens generated and delivered. */
+  readonly tokens: number;
+  /** Sequences by how they ended. */
+  readonly sequences: Readonly<Record<SequenceOutcome, number>>;
+}
+
+/** One caller's sequence, from `generate()` to its end. */
+interface Sequence<State> {
+  readonly prompt: readonly number[];
+  readonly maxTokens: number;
+  readonly stopTokens: ReadonlySet<number>;
+  readonly priority: number;
+  readonly createdAt: number;
+  readonly stream: TokenStream;
+  state: State | undefined;
+  position: number;
+  last: number;
+  produced: number;
+  phase: 'waiting' | 'running' | 'done';
+  firstStepAt: number;
+  firstTokenAt: number;
+  lastTokenAt: number;
+  timer: TimerHandle | undefined;
+  unlisten: (() => void) | undefined;
+}
+
+/**
+ * Iteration-level (continuous) batching for autoregressive models: the running sequences are
+ * batched per decode step, not per request. At every step the batch holds the sequences still
+ * going; a new prompt joins at the next step after a slot frees, and a finished sequence leaves at
+ * once, its caller's stream ending. Each caller gets an `AsyncIterable` of tokens from
+ * `generate()`.
+ *
+ * The prompt is read one token per step through the same step function (no separate prefill),
+ * so a step function needs only to decode: `(tokens, states) → (logits, states)`, merged and split
+ * by the batcher (`DecoderBatcher` for ONNX decoders with a fixed-size state or a growing
+ * key/value cache).
+ *
+ * @typeParam State - what a sequence carries between steps.
+ * @typeParam Batch - what the step function receives.
+ * @typeParam BatchOut - what it returns.
+ *
+ * @example
+ * ```ts
+ * const host = new GenerationHost(
+ *   async (steps: readonly StepInput<Float32Array>[]) => steps.map((s) => rnn.step(s.token, s.state)), // → { logits, state }
+ *   { maxBatchSize: 16, initialState: () => new Float32Array(64), stopTokens: [EOS] },
+ * );
+ * for await (const token of host.generate([BOS, 17, 4], { maxTokens: 32 })) process.stdout.write(vocab[token]);
+ * ```
+ */
+export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> {
+  readonly #o: ResolvedGeneration;
+  readonly #initialState: (prompt: readonly number[]) => State;
+  readonly #choose: (logits: ArrayLike<number>) => number;
+  readonly #observer: GenerationObserver | undefined;
+  readonly #clock: Clock;
+  readonly #executor: Executor<Batch, BatchOut>;
+  readonly #pipeline: PipelineConfig<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
+  /** Waiting prompts, in admission order (priority, then arrival). */
+  #waiting: Array<Sequence<State>> = [];
+  #running: Array<Sequence<State>> = [];
+  #looping = false;
+  #starting: Promise<void> | undefined;
+  #stopping = false;
+  #stopped: Promise<void> | undefined;
+  #idle: Array<() => void> = [];
+  #steps = 0;
+  #rows = 0;
+  #tokens = 0;
+  readonly #ended: Record<SequenceOutcome, number> = { stop: 0, length: 0, cancelled: 0, error: 0, timeout: 0, aborted: 0, 'queue-full': 0, stopped: 0 };
+
+  constructor(step: BatchFunction<Batch, BatchOut> | Executor<Batch, BatchOut>, options: GenerationOptions<State, Batch, BatchOut>) {
+    const where = 'GenerationHost';
+    this.#o = resolveGeneration(where, options);
+    this.#executor = toExecutor<Batch, BatchOut>(this.#o.name, step, 'as the first argument');
+    this.#initialState = options.initialState;
+    this.#choose = options.choose ?? greedy;
+    this.#observer = options.observer;
+    this.#clock = options.clock ?? systemClock;
+    const batcher = (options.batcher ?? new ListBatcher()) as Batcher<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
+    this.#pipeline = { batcher, run: (batch) => this.#executor.run(batch), isolateErrors: false, now: () => this.#clock.now(), name: this.#o.name };
+  }
+
+  /** The host's name (the `name` option). */
+  get name(): string {
+    return this.#o.name;
+  }
+
+  /** The checked limits. */
+  get options(): Readonly<{ maxBatchSize: number; maxTokens: number; maxQueueSize: number; timeoutMs: number }> {
+    const { maxBatchSize, maxTokens, maxQueueSize, timeoutMs } = this.#o;
+    return { maxBatchSize, maxTokens, maxQueueSize, timeoutMs };
+  }
+
+  /** A snapshot of the counters. */
+  get stats(): GenerationStats {
+    return { waiting: this.#waiting.length, running: this.#running.length, steps: this.#steps, rows: this.#rows, tokens: this.#tokens, sequences: { ...this.#ended } };
+  }
+
+  /**
+   * Prepares the step function's executor (`executor.start()`, once); `generate()` calls it
+   * itself, so calling it is needed only to fail early.
+   */
+  start(): Promise<void> {
+    this.#starting ??= Promise.resolve(this.#executor.start?.());
+    return this.#starting;
+  }
+
+  /**
+   * Generates from `prompt` (token ids): the returned stream yields each token as its step
+   * finishes. A bad argument, a full queue or a stopped host fail the stream (its iteration
+   * throws), never this call.
+   */
+  generate(prompt: readonly number[], options: GenerateOptions = {}): TokenStream {
+    const where = `${this.#o.name}.generate`;
+    // The stream exists before its sequence (a bad argument fails the stream alone).
+    const made: { sequence?: Sequence<State> } = {};
+    const stream = new TokenStream(where, () => {
+      if (made.sequence !== undefined) this.#cancel(made.sequence);
+    });
+    const bad = checkGenerate(where, prompt, options);
+    if (bad !== undefined) {
+      stream.fail(bad);
+      return stream;
+    }
+    const now = this.#clock.now();
+    const s: Sequence<State> = {
+      prompt: [...prompt],
+      maxTokens: options.maxTokens ?? this.#o.maxTokens,
+      stopTokens: options.stopTokens === undefined ? this.#o.stopTokens : new Set(options.stopTokens),
+      priority: options.priority ?? 0,
+      createdAt: now,
+      stream,
+      state: undefined,
+      position: 0,
+      last: -1,
+      produced: 0,
+      phase: 'waiting',
+      firstStepAt: NaN,
+      firstTokenAt: NaN,
+      lastTokenAt: NaN,
+      timer: undefined,
+      unlisten: undefined,
+    };
+    made.sequence = s;
+    if (this.#stopping) return this.#refuse(s, new HostStoppedError(`${where}: the host is stopped (or stopping)`), 'stopped');
+    if (options.signal?.aborted === true) return this.#refuse(s, new AbortError(`${where}: aborted before it was queued`, options.signal.reason), 'aborted');
+    if (this.#waiting.length >= this.#o.maxQueueSize) return this.#refuse(s, new QueueFullError(this.#o.name, this.#o.maxQueueSize), 'queue-full');
+
+    const timeoutMs = options.timeoutMs ?? this.#o.timeoutMs;
+    if (timeoutMs !== Infinity) {
+      s.timer = this.#clock.setTimer(() => {
+        s.timer = undefined;
+        const elapsed = this.#clock.now() - s.createdAt;
+        const phase = s.phase === 'waiting' ? 'queued' : 'running';
+        const message =
+          phase === 'queued'
+            ? `${this.#o.name}: timed out after ${Math.round(elapsed)} ms waiting for a slot (timeoutMs ${timeoutMs}); it never ran`
+            : `${this.#o.name}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) with ${s.produced} tokens generated; its slot is freed at the next step`;
+        this.#end(s, new DeadlineExceededError(message, 'timeout', phase, elapsed), 'timeout');
+      }, timeoutMs);
+    }
+    const signal = options.signal;
+    if (signal !== undefined) {
+      const onAbort = (): void => this.#end(s, new AbortError(`${this.#o.name}: aborted ${s.phase === 'waiting' ? 'while waiting for a slot' : `after ${s.produced} tokens; its slot is freed at the next step`}`, signal.reason), 'aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
+      s.unlisten = () => signal.removeEventListener('abort', onAbort);
+    }
+    // Admission order: higher priority first, arrival order within a priority.
+    let i = this.#waiting.length;
+    while (i > 0 && (this.#waiting[i - 1] as Sequence<State>).priority < s.priority) i--;
+    this.#waiting.splice(i, 0, s);
+    this.#kick();
+    return stream;
+  }
+
+  /**
+   * Stops taking prompts (`generate()` then fails with `HostStoppedError`). With `drain` (the
+   * default) the waiting and running sequences finish first; without it they end with
+   * `HostStoppedError` at once. Then the executor is stopped.
+   */
+  stop(options: { drain?: boolean } = {}): Promise<void> {
+    if (this.#stopped !== undefined) return this.#stopped;
+    this.#stopping = true;
+    if (options.drain === false) {
+      const error = (): HostStoppedError => new HostStoppedError(`${this.#o.name}: the host was stopped before this sequence finished`);
+      for (const s of [...this.#waiting, ...this.#running]) this.#end(s, error(), 'stopped');
+    }
+    this.#stopped = this.onIdle().then(async () => {
+      if (this.#starting !== undefined) await this.#starting.catch(() => undefined);
+      await this.#executor.stop?.();
+    });
+    return this.#stopped;
+  }
+
+  /** Resolves when no sequence waits or runs (at once if none). */
+  onIdle(): Promise<void> {
+    if (!this.#looping && this.#waiting.length === 0 && this.#running.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  #refuse(s: Sequence<State>, error: Error, outcome: SequenceOutcome): TokenStream {
+    this.#end(s, error, outcome);
+    return s.stream;
+  }
+
+  /** Starts the step loop if it is not running; prompts of the same tick share its first step. */
+  #kick(): void {
+    if (this.#looping) return;
+    this.#looping = true;
+    queueMicrotask(() => void this.#loop());
+  }
+
+  async #loop(): Promise<void> {
+    try {
+      await this.start();
+    } catch (e) {
+      const error = new Error(`${this.#o.name}: the step function's executor failed to start: ${toError(e, 'start').message}`, { cause: e });
+      for (const s of [...this.#waiting]) this.#end(s, error, 'error');
+    }
+    while (true) {
+      const joined = this.#admit();
+      const batch = this.#running;
+      if (batch.length === 0) break;
+      const started = this.#clock.now();
+      let prefilling = 0;
+      const inputs = batch.map((s): StepInput<State> => {
+        if (s.position < s.prompt.length - 1) prefilling++;
+        return { token: s.position < s.prompt.length ? (s.prompt[s.position] as number) : s.last, state: s.state as State, position: s.position };
+      });
+      const { results } = await runPipeline(this.#pipeline, inputs, false);
+      const now = this.#clock.now();
+      this.#steps++;
+      this.#rows += batch.length;
+      let finished = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const s = batch[i] as Sequence<State>;
+        if (s.phase === 'done') continue; // cancelled, aborted or timed out during the step
+        const out = results[i];
+        const token = out instanceof Error ? out : this.#read(out, s);
+        if (token instanceof Error) {
+          this.#end(s, token, 'error');
+          finished++;
+          continue;
+        }
+        s.position++;
+        if (s.position < s.prompt.length) continue; // still reading the prompt
+        s.last = token;
+        s.produced++;
+        this.#tokens++;
+        if (s.produced === 1) s.firstTokenAt = now;
+        s.lastTokenAt = now;
+        s.stream.push(token);
+        if (s.stopTokens.has(token)) this.#end(s, undefined, 'stop');
+        else if (s.produced >= s.maxTokens) this.#end(s, undefined, 'length');
+        else continue;
+        finished++;
+      }
+      this.#running = this.#running.filter((s) => s.phase === 'running');
+      this.#report(batch.length, joined, prefilling, finished, now - started);
+      // Lets timers and I/O run between steps (arrivals, aborts, the callers' own reads), as a
+      // blocking step function would otherwise hold them until the batch empties.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.#looping = false;
+    if (this.#waiting.length > 0) return this.#kick();
+    const idle = this.#idle;
+    this.#idle = [];
+    for (const resolve of idle) resolve();
+  }
+
+  /** Moves waiting prompts into free slots; returns how many joined. */
+  #admit(): number {
+    let joined = 0;
+    while (this.#running.length < this.#o.maxBatchSize && this.#waiting.length > 0) {
+      const s = this.#waiting.shift() as Sequence<State>;
+      try {
+        s.state = this.#initialState(s.prompt);
+      } catch (e) {
+        this.#end(s, toError(e, 'initialState'), 'error');
+        continue;
+      }
+      s.phase = 'running';
+      s.firstStepAt = this.#clock.now();
+      this.#running.push(s);
+      joined++;
+    }
+    return joined;
+  }
+
+  /** A step's output for one sequence: its new state kept, its token returned (or what is wrong with it). */
+  #read(out: StepOutput<State> | undefined, s: Sequence<State>): number | Error {
+    const where = `${this.#o.name}: the step's output for a sequence`;
+    if (typeof out !== 'object' || out === null) return new TypeError(`${where} must be { logits, state } or { token, state }, got ${describe(out)}`);
+    s.state = out.state;
+    let token = out.token;
+    if (token === undefined) {
+      if (out.logits === undefined || typeof out.logits.length !== 'number') return new TypeError(`${where} has neither \`token\` nor \`logits\` (scores over the vocabulary)`);
+      if (s.position + 1 < s.prompt.length) return 0; // a prompt token's output is not chosen from
+      try {
+        token = this.#choose(out.logits);
+      } catch (e) {
+        return toError(e, 'choose');
+      }
+    }
+    if (typeof token !== 'number' || !Number.isInteger(token) || token < 0) return new TypeError(`${where}: expected a token id (an integer from 0 up), got ${describe(token)}`);
+    return token;
+  }
+
+  #cancel(s: Sequence<State>): void {
+    this.#end(s, undefined, 'cancelled');
+  }
+
+  /** Ends a sequence once: its stream, its timer and listener, its slot (at the next step), its report. */
+  #end(s: Sequence<State>, error: Error | undefined, outcome: SequenceOutcome): void {
+    if (s.phase === 'done') return;
+    const waited = s.phase === 'waiting';
+    s.phase = 'done';
+    if (waited) {
+      const i = this.#waiting.indexOf(s);
+      if (i >= 0) this.#waiting.splice(i, 1);
+    }
+    if (s.timer !== undefined) this.#clock.clearTimer(s.timer);
+    s.unlisten?.();
+    if (error === undefined) s.stream.end(outcome === 'length' ? 'length' : outcome === 'cancelled' ? 'cancelled' : 'stop');
+    else s.stream.fail(error);
+    this.#ended[outcome]++;
+    const observer = this.#observer;
+    if (observer?.onSequence === undefined) return;
+    const now = this.#clock.now();
+    const decodeMs = s.lastTokenAt - s.firstTokenAt;
+    try {
+      observer.onSequence({
+        host: this.#o.name,
+        outcome,
+        promptTokens: s.prompt.length,
+        tokens: s.produced,
+        queueMs: (Number.isNaN(s.firstStepAt) ? now : s.firstStepAt) - s.createdAt,
+        timeToFirstTokenMs: s.firstTokenAt - s.createdAt,
+        totalMs: now - s.createdAt,
+        tokensPerSecond: s.produced >= 2 && decodeMs > 0 ? ((s.produced - 1) * 1000) / decodeMs : 0,
+      });
+    } catch (e) {
+      warn('onSequence', e);
+    }
+  }
+
+  #report(sequences: number, joined: number, prefilling: number, finished: number, runMs: number): void {
+    const observer = this.#observer;
+    if (observer?.onStep === undefined) return;
+    try {
+      observer.onStep({ host: this.#o.name, sequences, joined, prefilling, finished, runMs, waiting: this.#waiting.length });
+    } catch (e) {
+      warn('onStep', e);
+    }
+  }
+}
+
+/** Greedy decoding: the index of the largest score, the lowest index on ties. */
+export function greedy(logits: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if ((logits[i] as number) > (logits[best] as number)) best = i;
+  return best;
+}

@@ -1,0 +1,109 @@
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { GenerationHost } from '../../src/generate/generation-host';
+import { DecoderBatcher, type DecoderState } from '../../src/generate/decoder-batcher';
+import type { StepEvent } from '../../src/generate/events';
+import { greedy, kvDecoderModel, kvDecoderReference, recurrentDecoderModel, recurrentDecoderReference } from '../../examples/support/decoder-models';
+
+// Continuous batching on real onnxruntime sessions of the two generated decoders: callers whose
+// prompts and lengths differ, arriving at different times, each get exactly the tokens that
+// greedy decoding of their prompt alone gives (the JS reference decodes alone, in float64).
+
+const H = 8;
+const D = 8;
+const tensor = (type: string, data: unknown, dims: readonly number[]): Tensor => new Tensor(type as Tensor.Type, data as Tensor.DataType, dims);
+
+/** Greedy decoding of one prompt alone through a reference step, `maxTokens` tokens. */
+function alone(prompt: readonly number[], maxTokens: number, step: (token: number) => Float32Array): number[] {
+  let logits: Float32Array = new Float32Array();
+  for (const t of prompt) logits = step(t);
+  const out: number[] = [];
+  for (let i = 0; i < maxTokens; i++) {
+    const t = greedy(logits);
+    out.push(t);
+    logits = step(t);
+  }
+  return out;
+}
+
+/** Callers arriving over time (a few per event-loop turn), each with its own prompt and length. */
+const CALLERS = Array.from({ length: 14 }, (_, i) => ({
+  prompt: Array.from({ length: 1 + (i % 4) }, (_, k) => (i * 5 + k * 3) % 16),
+  maxTokens: 3 + ((i * 7) % 13),
+  delayTurns: i % 5,
+}));
+
+async function runCallers(host: GenerationHost<DecoderState<Tensor>, Record<string, Tensor>, Readonly<Record<string, Tensor>>>): Promise<number[][]> {
+  return Promise.all(
+    CALLERS.map(async (c) => {
+      for (let t = 0; t < c.delayTurns; t++) await new Promise((r) => setImmediate(r));
+      return host.generate(c.prompt, { maxTokens: c.maxTokens }).collect();
+    }),
+  );
+}
+
+test('a recurrent decoder (fixed-size state, concatenated): every caller gets what greedy decoding alone gives, in steps shared across callers', async () => {
+  const session = await InferenceSession.create(recurrentDecoderModel(), { intraOpNumThreads: 1 });
+  const steps: StepEvent[] = [];
+  const host = new GenerationHost<DecoderState<Tensor>, Record<string, Tensor>, Readonly<Record<string, Tensor>>>((feeds) => session.run(feeds), {
+    maxBatchSize: 6,
+    batcher: new DecoderBatcher<Tensor>({ token: 'token', logits: 'logits', state: { state: 'next_state' }, tensor }),
+    initialState: () => ({ state: new Tensor('float32', new Float32Array(H), [1, H]) }),
+    observer: { onStep: (e) => steps.push(e) },
+  });
+  try {
+    const got = await runCallers(host);
+    const reference = recurrentDecoderReference();
+    const expected = CALLERS.map((c) => {
+      let state: Float32Array = new Float32Array(H);
+      return alone(c.prompt, c.maxTokens, (t) => {
+        const r = reference.step(t, state);
+        state = r.state;
+        return r.logits;
+      });
+    });
+    expect(got).toEqual(expected);
+    expect(Math.max(...steps.map((e) => e.sequences))).toBe(6); // slots were shared
+    expect(steps.some((e) => e.joined > 0 && e.sequences > e.joined)).toBe(true); // someone joined a running batch
+    expect(host.stats.tokens).toBe(CALLERS.reduce((a, c) => a + c.maxTokens, 0));
+  } finally {
+    await host.stop();
+    await session.release();
+  }
+});
+
+test('a decoder with a growing key/value cache (left-padded, masked): every caller gets what greedy decoding alone gives', async () => {
+  const session = await InferenceSession.create(kvDecoderModel(), { intraOpNumThreads: 1 });
+  const steps: StepEvent[] = [];
+  const host = new GenerationHost<DecoderState<Tensor>, Record<string, Tensor>, Readonly<Record<string, Tensor>>>((feeds) => session.run(feeds), {
+    maxBatchSize: 5,
+    batcher: new DecoderBatcher<Tensor>({
+      token: 'token',
+      logits: 'logits',
+      cache: { past_key: 'present_key', past_value: 'present_value' },
+      maskKey: 'mask',
+      maskType: 'float32',
+      tensor,
+    }),
+    initialState: () => ({ past_key: new Tensor('float32', new Float32Array(0), [1, 0, D]), past_value: new Tensor('float32', new Float32Array(0), [1, 0, D]) }),
+    observer: { onStep: (e) => steps.push(e) },
+  });
+  try {
+    const got = await runCallers(host);
+    const reference = kvDecoderReference();
+    const expected = CALLERS.map((c) => {
+      const keys: Float32Array[] = [];
+      const values: Float32Array[] = [];
+      return alone(c.prompt, c.maxTokens, (t) => {
+        const r = reference.step(t, keys, values);
+        keys.push(r.key);
+        values.push(r.value);
+        return r.logits;
+      });
+    });
+    expect(got).toEqual(expected);
+    expect(steps.some((e) => e.joined > 0 && e.sequences > e.joined)).toBe(true);
+  } finally {
+    await host.stop();
+    await session.release();
+  }
+});
