@@ -8,6 +8,8 @@ export interface StepEvent {
   readonly joined: number;
   /** Of them, sequences still reading their prompt (their output is not a generated token). */
   readonly prefilling: number;
+  /** Tokens generated (delivered to callers) by this step. */
+  readonly tokens: number;
   /** Sequences that ended with this step (stop token, `maxTokens`, a failure). */
   readonly finished: number;
   /** Time in the step: merge, the step function, split. */
@@ -35,7 +37,7 @@ export interface SequenceEvent {
   readonly timeToFirstTokenMs: number;
   /** From `generate()` to its end. */
   readonly totalMs: number;
-  /** Tokens per second after the first token (decode speed as the caller saw it); 0 with fewer than 2 tokens. */
+  /** Tokens per second after the first token (decode speed as the caller saw it); 0 with fewer than 2 tokens or no time between them. */
   readonly tokensPerSecond: number;
 }
 

@@ -256,6 +256,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       this.#steps++;
       this.#rows += batch.length;
       let finished = 0;
+      const tokensBefore = this.#tokens;
       for (let i = 0; i < batch.length; i++) {
         const s = batch[i] as Sequence<State>;
         if (s.phase === 'done') continue; // cancelled, aborted or timed out during the step
@@ -280,7 +281,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
         finished++;
       }
       this.#running = this.#running.filter((s) => s.phase === 'running');
-      this.#report(batch.length, joined, prefilling, finished, now - started);
+      this.#report(batch.length, joined, prefilling, this.#tokens - tokensBefore, finished, now - started);
       // Lets timers and I/O run between steps (arrivals, aborts, the callers' own reads), as a
       // blocking step function would otherwise hold them until the batch empties.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -368,11 +369,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     }
   }
 
-  #report(sequences: number, joined: number, prefilling: number, finished: number, runMs: number): void {
+  #report(sequences: number, joined: number, prefilling: number, tokens: number, finished: number, runMs: number): void {
     const observer = this.#observer;
     if (observer?.onStep === undefined) return;
     try {
-      observer.onStep({ host: this.#o.name, sequences, joined, prefilling, finished, runMs, waiting: this.#waiting.length });
+      observer.onStep({ host: this.#o.name, sequences, joined, prefilling, tokens, finished, runMs, waiting: this.#waiting.length });
     } catch (e) {
       warn('onStep', e);
     }

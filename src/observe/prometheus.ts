@@ -7,6 +7,7 @@
 import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
+import type { GenerationObserver } from '../generate/events';
 import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
 import { checkRegistry } from './registry';
 
@@ -40,8 +41,11 @@ export interface PrometheusOptions {
 
 /** What {@link prometheusMetrics} returns. */
 export interface PrometheusMetrics {
-  /** Pass as a host's `observer` (or through `combineObservers`); one serves any number of hosts. */
-  readonly observer: HostObserver;
+  /**
+   * Pass as a host's `observer` (or through `combineObservers`), or a `GenerationHost`'s; one
+   * serves any number of hosts.
+   */
+  readonly observer: HostObserver & GenerationObserver;
   /**
    * Reports a host's queue depth and batches in flight at every scrape. Returns a function that
    * stops (call it after `host.stop()` so a stopped host's series disappear).
@@ -67,6 +71,13 @@ export interface PrometheusMetrics {
  * | `microbatch_max_batch_size` | gauge, read at scrape | host |
  * | `microbatch_cache_requests_total` | counter, read at scrape (hosts with `cache`) | host, result (`hit`, `shared`, `miss`) |
  * | `microbatch_cache_entries` | gauge, read at scrape (hosts with `cache`) | host |
+ * | `microbatch_generation_steps_total` | counter of decode steps (a `GenerationHost`) | host |
+ * | `microbatch_generation_step_rows` | histogram of sequences per step | host |
+ * | `microbatch_generation_step_seconds` | histogram, time per step | host |
+ * | `microbatch_generation_tokens_total` | counter of generated tokens | host |
+ * | `microbatch_generation_sequences_total` | counter of ended sequences | host, outcome (`stop`, `length`, `cancelled`, `error`, `timeout`, `aborted`, `queue-full`, `stopped`) |
+ * | `microbatch_time_to_first_token_seconds` | histogram, `generate()` to the first token | host |
+ * | `microbatch_generation_tokens_per_second` | histogram, per sequence, decode speed after its first token | host |
  *
  * @example
  * ```ts
@@ -94,6 +105,19 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const duration = new Histogram({ name: `${p}request_duration_seconds`, help: 'Time from inference() to the answer, answered requests only.', labelNames: ['host'], buckets: seconds, registers });
   const requests = new Counter({ name: `${p}requests_total`, help: 'Requests settled, by outcome.', labelNames: ['host', 'outcome'], registers });
   const padding = new Histogram({ name: `${p}padding_waste_ratio`, help: 'Fraction of a batch that was padding.', labelNames: ['host'], buckets: [0, 0.1, 0.25, 0.5, 0.75, 1], registers });
+  const steps = new Counter({ name: `${p}generation_steps_total`, help: 'Decode steps run by a generation host.', labelNames: ['host'], registers });
+  const stepRows = new Histogram({ name: `${p}generation_step_rows`, help: 'Sequences per decode step.', labelNames: ['host'], buckets: batchSizeBuckets(options.maxBatchSize ?? 128), registers });
+  const stepTime = new Histogram({ name: `${p}generation_step_seconds`, help: 'Time per decode step (merge, step function, split).', labelNames: ['host'], buckets: seconds, registers });
+  const tokens = new Counter({ name: `${p}generation_tokens_total`, help: 'Tokens generated.', labelNames: ['host'], registers });
+  const sequences = new Counter({ name: `${p}generation_sequences_total`, help: 'Generated sequences ended, by outcome.', labelNames: ['host', 'outcome'], registers });
+  const ttft = new Histogram({ name: `${p}time_to_first_token_seconds`, help: 'Time from generate() to the first token.', labelNames: ['host'], buckets: seconds, registers });
+  const tokenRate = new Histogram({
+    name: `${p}generation_tokens_per_second`,
+    help: 'Per sequence, tokens per second after its first token.',
+    labelNames: ['host'],
+    buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+    registers,
+  });
   // Gauges read the hosts when scraped, so they are exact at scrape time and cost nothing between scrapes.
   gauge(`${p}queue_depth`, 'Requests waiting in the queue.', (h) => h.stats.queued);
   gauge(`${p}batches_in_flight`, 'Batches running now.', (h) => h.stats.runningBatches);
@@ -155,6 +179,19 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
         if (e.rows === 0) return;
         queueWait.observe({ host: e.host }, e.queueMs / 1000);
         if (e.outcome === 'ok') duration.observe({ host: e.host }, e.totalMs / 1000);
+      },
+      onStep(e) {
+        const host = { host: e.host };
+        steps.inc(host);
+        stepRows.observe(host, e.sequences);
+        stepTime.observe(host, e.runMs / 1000);
+        tokens.inc(host, e.tokens);
+      },
+      onSequence(e) {
+        const host = { host: e.host };
+        sequences.inc({ host: e.host, outcome: e.outcome });
+        if (e.tokens > 0) ttft.observe(host, e.timeToFirstTokenMs / 1000);
+        if (e.tokensPerSecond > 0) tokenRate.observe(host, e.tokensPerSecond); // 0: fewer than two tokens, nothing to rate
       },
     },
     watch: (host) => hosts.add(host),

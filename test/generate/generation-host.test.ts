@@ -317,11 +317,11 @@ describe('lifecycle and reports', () => {
     await step();
     clock.advance(5);
     await step(); // third token at t = 30
-    expect(steps.map((e) => [e.sequences, e.joined, e.prefilling, e.finished])).toEqual([
-      [1, 1, 1, 0],
-      [1, 0, 0, 0],
-      [1, 0, 0, 0],
-      [1, 0, 0, 1],
+    expect(steps.map((e) => [e.sequences, e.joined, e.prefilling, e.tokens, e.finished])).toEqual([
+      [1, 1, 1, 0, 0],
+      [1, 0, 0, 1, 0],
+      [1, 0, 0, 1, 0],
+      [1, 0, 0, 1, 1],
     ]);
     expect(steps[0]!.runMs).toBe(10);
     expect(sequences).toEqual([

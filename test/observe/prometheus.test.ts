@@ -4,6 +4,8 @@ import { ManualClock } from '../../src/core/manual-clock';
 import { combineObservers } from '../../src/observe/combine';
 import { batchSizeBuckets } from '../../src/observe/common';
 import { prometheusMetrics } from '../../src/observe/prometheus';
+import { GenerationHost } from '../../src/generate/generation-host';
+import type { StepInput } from '../../src/generate/options';
 import { ControlledModel, settle, track } from '../support/controlled-model';
 
 type Json = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -142,6 +144,29 @@ describe('prometheusMetrics', () => {
     expect(pick(await metric(registry, 'microbatch_cache_entries'), '', { host: 'c' })).toBe(2);
     await cached.stop();
     await plain.stop();
+  });
+
+  test('a generation host: steps, rows per step, tokens, sequences by outcome, time to first token and tokens per second', async () => {
+    const registry = new Registry();
+    const prom = prometheusMetrics({ registry, maxBatchSize: 8 });
+    const clock = new ManualClock();
+    const gen = new GenerationHost(async (xs: readonly StepInput<number>[]) => xs.map((x) => ({ token: x.token + 1, state: 0 })), {
+      name: 'writer',
+      maxBatchSize: 4,
+      initialState: () => 0,
+      observer: prom.observer,
+      clock,
+    });
+    await Promise.all([gen.generate([1], { maxTokens: 3 }).collect(), gen.generate([1, 2], { maxTokens: 2 }).collect(), gen.generate([5], { stopTokens: [6] }).collect()]);
+    expect(pick(await metric(registry, 'microbatch_generation_steps_total'), '', { host: 'writer' })).toBe(3);
+    expect(pick(await metric(registry, 'microbatch_generation_tokens_total'), '', { host: 'writer' })).toBe(6);
+    const ended = await metric(registry, 'microbatch_generation_sequences_total');
+    expect([pick(ended, '', { host: 'writer', outcome: 'length' }), pick(ended, '', { host: 'writer', outcome: 'stop' })]).toEqual([2, 1]);
+    expect(pick(await metric(registry, 'microbatch_generation_step_rows'), 'microbatch_generation_step_rows_sum', { host: 'writer' })).toBe(3 + 2 + 2); // all three, then the two still going, twice
+    expect(pick(await metric(registry, 'microbatch_time_to_first_token_seconds'), 'microbatch_time_to_first_token_seconds_count', { host: 'writer' })).toBe(3);
+    // Tokens per second needs two tokens at distinct times; on a clock that never moves there are none.
+    expect(pick(await metric(registry, 'microbatch_generation_tokens_per_second'), 'microbatch_generation_tokens_per_second_count', { host: 'writer' })).toBeUndefined();
+    await gen.stop();
   });
 
   test('combineObservers: each observer gets every event and only its own captured contexts', async () => {
