@@ -74,6 +74,7 @@ interface Sequence<State> {
 export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> {
   readonly #o: ResolvedGeneration;
   readonly #initialState: (prompt: readonly number[]) => State;
+  readonly #releaseState: ((state: State) => void) | undefined;
   readonly #choose: (logits: ArrayLike<number>) => number;
   readonly #observer: GenerationObserver | undefined;
   readonly #clock: Clock;
@@ -97,6 +98,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     this.#o = resolveGeneration(where, options);
     this.#executor = toExecutor<Batch, BatchOut>(this.#o.name, step, 'as the first argument');
     this.#initialState = options.initialState;
+    this.#releaseState = options.releaseState;
     this.#choose = options.choose ?? greedy;
     this.#observer = options.observer;
     this.#clock = options.clock ?? systemClock;
@@ -346,6 +348,13 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     }
     if (s.timer !== undefined) this.#clock.clearTimer(s.timer);
     s.unlisten?.();
+    if (!waited && s.state !== undefined && this.#releaseState !== undefined) {
+      try {
+        this.#releaseState(s.state);
+      } catch (e) {
+        process.emitWarning(`${this.#o.name}: releaseState threw (${toError(e, 'releaseState').message}); the sequence ended anyway`);
+      }
+    }
     if (error === undefined) s.stream.end(outcome === 'length' ? 'length' : outcome === 'cancelled' ? 'cancelled' : 'stop');
     else s.stream.fail(error);
     this.#ended[outcome]++;

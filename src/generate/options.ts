@@ -63,6 +63,12 @@ export interface GenerationOptions<State, Batch = readonly StepInput<State>[], B
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
   batcher?: Batcher<StepInput<State>, StepOutput<State>, Batch, BatchOut, any>;
   /**
+   * Called once with a sequence's last state when it ends, whichever way (for states that hold
+   * resources: a handle to state kept elsewhere, such as in a worker thread).
+   * @default none
+   */
+  releaseState?: (state: State) => void;
+  /**
    * Tokens generated per sequence at most, unless `generate()` asks for another number.
    * @default 256
    */
@@ -124,6 +130,7 @@ export interface GenerateOptions {
 const OPTION_KEYS = optionKeys<GenerationOptions<unknown>>({
   maxBatchSize: true,
   initialState: true,
+  releaseState: true,
   batcher: true,
   maxTokens: true,
   stopTokens: true,
@@ -154,7 +161,8 @@ export function resolveGeneration(where: string, options: unknown): ResolvedGene
   const o = options as GenerationOptions<unknown>;
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (typeof o.initialState !== 'function') fail(where, 'initialState', 'a function (prompt) => state', o.initialState);
-  for (const key of ['choose'] as const) if (o[key] !== undefined && typeof o[key] !== 'function') fail(where, key, 'a function (logits) => token', o[key]);
+  if (o.choose !== undefined && typeof o.choose !== 'function') fail(where, 'choose', 'a function (logits) => token', o.choose);
+  if (o.releaseState !== undefined && typeof o.releaseState !== 'function') fail(where, 'releaseState', 'a function (state) => void', o.releaseState);
   const b = o.batcher as { merge?: unknown; split?: unknown } | undefined;
   if (b !== undefined && (typeof b !== 'object' || b === null || typeof b.merge !== 'function' || typeof b.split !== 'function')) {
     fail(where, 'batcher', 'a batcher with merge(items) and split(output, ctx)', b);

@@ -267,6 +267,23 @@ describe('failures', () => {
     expect(c.tokens).toEqual([31]);
   });
 
+  test('releaseState gets each started sequence\'s last state once, whichever way it ended; never one that did not start', async () => {
+    const released: number[] = [];
+    const { host, step } = setup({ maxBatchSize: 2, releaseState: (s) => void released.push(s) });
+    const ac = new AbortController();
+    reader(host.generate([10], { maxTokens: 2 }));
+    reader(host.generate([20], { signal: ac.signal }));
+    const waiting = reader(host.generate([30], { signal: AbortSignal.abort() }));
+    await settle();
+    await step();
+    ac.abort();
+    await settle();
+    expect(released).toEqual([1]); // the aborted one, with the state after its one step
+    await step();
+    expect(released).toEqual([1, 2]); // the other, after its last step
+    expect(waiting.error).toBeInstanceOf(AbortError);
+  });
+
   test('initialState that throws fails that prompt alone', async () => {
     const { host, tokens } = setup({ initialState: (p) => (p[0] === 66 ? (() => { throw new Error('no state for 66'); })() : 0) });
     const bad = reader(host.generate([66]));
