@@ -105,3 +105,9 @@ export type { GenerateOptions, GenerationOptions, StepInput, StepOutput } from '
 export type { GenerationObserver, SequenceEvent, SequenceOutcome, StepEvent } from './generate/events';
 export { DecoderBatcher } from './generate/decoder-batcher';
 export type { DecoderBatcherOptions, DecoderContext, DecoderState } from './generate/decoder-batcher';
+export { GenerativeProxy } from './api/generative-proxy';
+export type { GenerativeProxyOptions } from './api/generative-proxy';
+export { asGenerating, generating } from './api/generating';
+export type { Generating, GeneratingOptions, StateOf } from './api/generating';
+export { createGenerationHost } from './api/create-generation-host';
+export type { CreateGenerationHostOptions } from './api/create-generation-host';

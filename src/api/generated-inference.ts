@@ -50,20 +50,28 @@ export function asBatched<T extends object, M extends BatchMethodKey<T> = Defaul
   return instance as Batched<T, M>;
 }
 
-interface InstanceState {
+/** What the decorators keep per instance: its hosts, made on first use, and whether it was disposed. @internal */
+export interface InstanceState {
   host?: ModelHost<unknown, unknown>;
+  generation?: { stop(): Promise<void> };
   disposed?: Promise<void>;
 }
 
 /** Per-instance state, kept outside the instance so that the class's own fields stay untouched. */
 const states = new WeakMap<object, InstanceState>();
 
-function hostOf(instance: object): ModelHost<unknown, unknown> {
+/** The instance's state, made on first use. @internal */
+export function instanceState(instance: object): InstanceState {
   let state = states.get(instance);
   if (state === undefined) {
     state = {};
     states.set(instance, state);
   }
+  return state;
+}
+
+function hostOf(instance: object): ModelHost<unknown, unknown> {
+  const state = instanceState(instance);
   if (state.host !== undefined) return state.host;
   const ctor = instance.constructor;
   const name = nameOf(ctor);
@@ -85,12 +93,8 @@ function hostOf(instance: object): ModelHost<unknown, unknown> {
  * subclass's `dispose()` that calls `super.dispose()` working.
  */
 async function close(instance: object, own: (() => unknown) | undefined): Promise<void> {
-  let state = states.get(instance);
-  if (state === undefined) {
-    state = {};
-    states.set(instance, state);
-  }
-  state.disposed ??= state.host === undefined ? Promise.resolve() : state.host.stop();
+  const state = instanceState(instance);
+  state.disposed ??= Promise.all([state.host?.stop(), state.generation?.stop()]).then(() => undefined);
   await state.disposed;
   await own?.call(instance);
 }
@@ -113,17 +117,15 @@ function define(proto: object, key: string | symbol, value: unknown): void {
 }
 
 /**
- * Adds the generated `inference()`, `dispose()` and `[Symbol.asyncDispose]()` to the prototype of
- * a class with an `@batching` method (once per prototype). A class's own `inference` is kept.
+ * Adds the generated `inference()` (with `withInference`: for `@batching`), `dispose()` and
+ * `[Symbol.asyncDispose]()` to the prototype of a decorated class (once per prototype). A class's
+ * own `inference` is kept.
  * `dispose()` is what tsyringe calls when it disposes a container, so instances it built are torn
  * down with their container; the class's own disposers still run, after the host has drained.
  * @internal
  */
-export function installGeneratedMembers(proto: object): void {
-  if (Object.prototype.hasOwnProperty.call(proto, INSTALLED)) return;
-  define(proto, INSTALLED, true);
-  const p = proto as Record<string | symbol, unknown>;
-  if (!('inference' in proto)) {
+export function installGeneratedMembers(proto: object, withInference = true): void {
+  if (withInference && !('inference' in proto)) {
     define(proto, 'inference', function inference(this: object, item: unknown, options?: RequestOptions): Promise<unknown> {
       let host: ModelHost<unknown, unknown>;
       try {
@@ -134,6 +136,9 @@ export function installGeneratedMembers(proto: object): void {
       return host.inference(item, options);
     });
   }
+  if (Object.prototype.hasOwnProperty.call(proto, INSTALLED)) return;
+  define(proto, INSTALLED, true);
+  const p = proto as Record<string | symbol, unknown>;
   const ownDispose = ownDisposer(p.dispose);
   const ownAsyncDispose = ownDisposer(p[Symbol.asyncDispose]) ?? ownDispose;
   // Zero parameters: tsyringe only calls a dispose() whose length is 0.

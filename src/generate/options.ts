@@ -127,7 +127,8 @@ export interface GenerateOptions {
   stopTokens?: readonly number[];
 }
 
-const OPTION_KEYS = optionKeys<GenerationOptions<unknown>>({
+/** Every key of {@link GenerationOptions}, derived from the type. @internal */
+export const GENERATION_OPTION_KEYS = optionKeys<GenerationOptions<unknown>>({
   maxBatchSize: true,
   initialState: true,
   releaseState: true,
@@ -157,7 +158,7 @@ export interface ResolvedGeneration {
 /** Checks a host's options (a typo must not wait for the first step). @internal */
 export function resolveGeneration(where: string, options: unknown): ResolvedGeneration {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least maxBatchSize and initialState', options);
-  rejectUnknownKeys(where, options, OPTION_KEYS);
+  rejectUnknownKeys(where, options, GENERATION_OPTION_KEYS);
   const o = options as GenerationOptions<unknown>;
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) fail(where, 'name', 'a non-empty string', o.name);
   if (typeof o.initialState !== 'function') fail(where, 'initialState', 'a function (prompt) => state', o.initialState);

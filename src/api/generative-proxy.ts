@@ -1,0 +1,81 @@
+import { GenerationHost, type GenerationStats } from '../generate/generation-host';
+import type { GenerateOptions, GenerationOptions, StepInput, StepOutput } from '../generate/options';
+import type { TokenStream } from '../generate/token-stream';
+
+/**
+ * Options of a {@link GenerativeProxy}: a {@link GenerationOptions} without `initialState`,
+ * which the subclass implements as `_initialState(prompt)`.
+ */
+export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = Omit<
+  GenerationOptions<State, Batch, BatchOut>,
+  'initialState'
+>;
+
+/**
+ * Subclass style of generation, beside `Proxy`: extend `GenerativeProxy<State>`, pass the options
+ * to `super()`, and implement `_step(batch)` (one decode step over the running sequences) and
+ * `_initialState(prompt)`. Callers use `generate(prompt)`; the running sequences share each step.
+ *
+ * @typeParam State - what a sequence carries between steps.
+ * @typeParam Batch - what `_step` receives (the `StepInput` array, unless a batcher is given).
+ * @typeParam BatchOut - what `_step` returns.
+ *
+ * @example
+ * ```ts
+ * class Counter extends GenerativeProxy<number> {
+ *   constructor() { super({ maxBatchSize: 8, stopTokens: [0] }); }
+ *   protected _initialState(): number { return 0; }
+ *   protected async _step(steps: readonly StepInput<number>[]) {
+ *     return steps.map((s) => ({ token: (s.token + 1) % 10, state: s.state + 1 }));
+ *   }
+ * }
+ * const tokens = await new Counter().generate([7]).collect(); // [8, 9, 0]
+ * ```
+ */
+export abstract class GenerativeProxy<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> implements AsyncDisposable {
+  readonly #host: GenerationHost<State, Batch, BatchOut>;
+
+  /** @param options - limits and behaviour; `name` defaults to the subclass's name. */
+  constructor(options: GenerativeProxyOptions<State, Batch, BatchOut>) {
+    const named = options !== null && typeof options === 'object' && options.name === undefined ? { ...options, name: new.target.name || 'GenerativeProxy' } : options;
+    this.#host = new GenerationHost<State, Batch, BatchOut>((batch: Batch) => this._step(batch), {
+      ...(named as GenerativeProxyOptions<State, Batch, BatchOut>),
+      initialState: (prompt) => this._initialState(prompt),
+    });
+  }
+
+  /**
+   * One decode step over the running sequences. Without a batcher it receives their `StepInput`s
+   * and returns one `{ logits | token, state }` (or `Error`, which ends only that sequence) per
+   * sequence, in order; throwing ends every sequence of the step.
+   */
+  protected abstract _step(batch: Batch): Promise<BatchOut>;
+
+  /** The state a new sequence starts from. */
+  protected abstract _initialState(prompt: readonly number[]): State;
+
+  /** Generates from `prompt`; see {@link GenerationHost.generate}. */
+  generate(prompt: readonly number[], options?: GenerateOptions): TokenStream {
+    return this.#host.generate(prompt, options);
+  }
+
+  /** The host's counters; see {@link GenerationHost.stats}. */
+  get stats(): GenerationStats {
+    return this.#host.stats;
+  }
+
+  /** Resolves when no sequence waits or runs. */
+  onIdle(): Promise<void> {
+    return this.#host.onIdle();
+  }
+
+  /** Stops taking prompts and (by default) lets the running ones finish; see {@link GenerationHost.stop}. */
+  close(options?: { drain?: boolean }): Promise<void> {
+    return this.#host.stop(options);
+  }
+
+  /** `await using g = new MyGenerator()` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
