@@ -37,6 +37,8 @@ const PRINTS: Readonly<Record<string, readonly RegExp[]>> = {
   'http-server.ts': [/^img-7: P\(upright\)/m, /^a wrong shape: 400 /m],
   'http-express.ts': [/^3 concurrent requests → \[\[2,-2\],\[4,-4\],\[6,-6\]\]$/m, /^GET \/ → the rest of my app$/m],
   'http-fastify.ts': [/^model adder \(1 input\): \[1,2,3,4\] → \[2,3,4,5\]$/m, /^GET \/ → the rest of my app$/m],
+  // The tokens do not depend on who shared a step: that is the point of the example.
+  'generation.ts': [/^a \[5\] → 13 0 0 4 0 6$/m, /^b \[11, 2\] → 6 2 9$/m, /^c \[7\] → 2 9 13 9 13 9 13 9$/m, /^17 tokens in \d+ steps/m, /^left after one token: cancelled$/m],
   'proxy-subclass.ts': [
     /^100 requests served by 4 model calls \(batch sizes 32, 32, 32, 4\)$/m,
     /^request 41 "" → TypeError: cannot score an empty text$/m,
