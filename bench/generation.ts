@@ -187,14 +187,14 @@ main(async (args) => {
     const rate = load * capacity;
     const schedule = poissonSchedule(rate, (requests / rate) * 1000 * 1.5, 99).slice(0, requests);
     const sides = [hostSide(names[0] as string, 1, schedule), requestLevel(schedule), hostSide(names[2] as string, SLOTS, schedule)];
-    byLoad.set(load, await alternate(sides, { reps, warmup: 0, progress, label: `${load * 100}% ` }));
+    byLoad.set(load, await alternate(sides, { reps, warmup: 0, progress, label: `${Math.round(load * 100)}% ` }));
   }
   progress.done();
   await session.release();
 
   const med = (load: number, name: string, key: keyof Rep): number => median((byLoad.get(load)?.get(name) ?? []).map((r) => r[key]));
   const sections: Array<{ heading?: string; text: string }> = loads.map((load) => ({
-    heading: `Offered ${load * 100}% of ${SLOTS}-row capacity (${fmt(load * capacity, 1)} callers/s)`,
+    heading: `Offered ${Math.round(load * 100)}% of ${SLOTS}-row capacity (${fmt(load * capacity, 1)} callers/s)`,
     text: table(
       ['side', 'tokens/s', 'TTFT p50 ms', 'TTFT p99 ms', 'ms/token p50', 'ms/token p99', 'rows/step', 'makespan s'],
       names.map((n) => [
