@@ -14,7 +14,7 @@ export { fastifyPlugin } from './fastify';
 export type { FastifyInstanceLike, FastifyReplyLike, FastifyRequestLike } from './fastify';
 export type { ShutdownOptions } from './shutdown';
 export { DEFAULT_LIMITS } from './options';
-export type { CloseOptions, InferenceServerOptions, MetricsSource, ServableModel, ServedTensor, ServerLimits } from './options';
+export type { CloseOptions, GeneratorEntry, InferenceServerOptions, MetricsSource, ServableGenerator, ServableModel, ServedTensor, ServerLimits, Tokenizer } from './options';
 export { HttpError, toHttpError } from './http-error';
 export { LOG_LEVELS } from './logger';
 export type { LogLevel, LogOption, LogOptions } from './logger';

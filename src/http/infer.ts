@@ -38,7 +38,8 @@ function bodyParts(req: IncomingMessage): 'json' | number {
   );
 }
 
-function parseJson(bytes: Buffer): unknown {
+/** The body as JSON, or a 400 naming what is wrong. @internal */
+export function parseJson(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
@@ -46,7 +47,8 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
-function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limits: ResolvedLimits): number {
+/** The time limit a client asked for (header, else body), within the server's limits. @internal */
+export function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limits: ResolvedLimits): number {
   const header = req.headers[TIMEOUT_HEADER];
   let asked = fromBody;
   if (header !== undefined) {

@@ -17,6 +17,15 @@ export function servedVersion(host: ServableModel): string {
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
 export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
 
+/** The platform a generative model reports: microbatch's own, since the protocol has none for it. */
+export const GENERATION_PLATFORM = 'microbatch_generation';
+
+/** The metadata of a generative model: token ids in, token ids out. @internal */
+export function generatorMetadata(name: string, version: string, maxBatchSize: number | null): ModelMetadata {
+  const ids = (n: string): TensorMetadata => ({ name: n, datatype: 'INT64', shape: [-1], dims: ['T'], batch_axis: 'shared' });
+  return { name, versions: [version], platform: GENERATION_PLATFORM, max_batch_size: maxBatchSize, inputs: [ids('input_ids')], outputs: [ids('output_ids')] };
+}
+
 /** One tensor in a metadata answer. */
 export interface TensorMetadata {
   /** The input or output name. */

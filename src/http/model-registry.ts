@@ -23,9 +23,9 @@ function isServable(value: unknown): value is ServableModel {
 export class ModelRegistry {
   readonly #entries = new Map<string, ModelEntry>();
 
-  constructor(models: Readonly<Record<string, ServableModel | PromiseLike<ServableModel>>>, log: ((line: string) => void) | undefined) {
-    if (typeof models !== 'object' || models === null || Object.keys(models).length === 0) {
-      throw new TypeError('createInferenceServer: expected `models` to be an object { name: host } with at least one model');
+  constructor(models: Readonly<Record<string, ServableModel | PromiseLike<ServableModel>>>, log: ((line: string) => void) | undefined, allowEmpty = false) {
+    if (typeof models !== 'object' || models === null || (Object.keys(models).length === 0 && !allowEmpty)) {
+      throw new TypeError('createInferenceServer: expected `models` to be an object { name: host } with at least one model (or `generators` with one)');
     }
     for (const [name, value] of Object.entries(models)) {
       if (name === '' || name.includes('/')) throw new TypeError(`createInferenceServer: model name ${JSON.stringify(name)} must be non-empty and contain no "/"`);

@@ -67,6 +67,49 @@ export interface ServableModel {
 }
 
 /**
+ * What the generate routes need from a generative model: `GenerationHost` fits.
+ *
+ * @example
+ * ```ts
+ * const generator: ServableGenerator = new GenerationHost(step, { maxBatchSize: 16, initialState });
+ * ```
+ */
+export interface ServableGenerator {
+  /** Generates from token ids; the stream yields token ids and throws the sequence's error, if any. */
+  generate(
+    prompt: readonly number[],
+    options?: { maxTokens?: number; signal?: AbortSignal; priority?: number; timeoutMs?: number; stopTokens?: readonly number[] },
+  ): AsyncIterable<number> & { readonly finishReason?: string };
+  /** Stops the host; the server calls it on `close()` (draining when asked). */
+  stop(options?: { drain?: boolean }): Promise<void>;
+  /** The version it serves. @default '1' */
+  readonly version?: string;
+}
+
+/**
+ * Turns text into token ids and back, for `text_input` / `text_output` on the generate routes.
+ *
+ * @example
+ * ```ts
+ * const tokenizer: Tokenizer = { encode: (text) => [...text].map((c) => c.charCodeAt(0)), decode: (ids) => String.fromCharCode(...ids) };
+ * ```
+ */
+export interface Tokenizer {
+  /** Token ids of a text (add the begin-of-sequence token here if the model needs one). */
+  encode(text: string): number[];
+  /** The text of token ids; the stream calls it with one token per event. */
+  decode(tokens: readonly number[]): string;
+}
+
+/** A generative model with a tokenizer, for {@link InferenceServerOptions.generators}. */
+export interface GeneratorEntry {
+  /** The generative model. */
+  readonly host: ServableGenerator;
+  /** Its tokenizer: requests may then send `text_input`, and answers carry `text_output`. @default none */
+  readonly tokenizer?: Tokenizer;
+}
+
+/**
  * Where `/metrics` text comes from: a function returning Prometheus exposition text, or an object
  * with `metrics()` and an optional `contentType`, which a prom-client `Registry` is.
  *
@@ -152,6 +195,15 @@ export interface InferenceServerOptions {
    * @example `{ models: { classifier: await createOnnxHost('cls.onnx', { maxBatchSize: 32 }) } }`
    */
   models: Readonly<Record<string, ServableModel | PromiseLike<ServableModel>>>;
+  /**
+   * Generative models, by name, served on Triton's generate extension
+   * (`POST /v2/models/{name}/generate` and `/generate_stream`): a `GenerationHost` (token ids in
+   * and out), or `{ host, tokenizer }` to take `text_input` and answer `text_output` too. Names
+   * must differ from those in `models`, which may then be empty.
+   * @default none
+   * @example `{ generators: { writer: { host: generationHost, tokenizer: { encode, decode } } } }`
+   */
+  generators?: Readonly<Record<string, ServableGenerator | GeneratorEntry>>;
   /**
    * Size and time limits; see {@link ServerLimits}.
    * @default {@link DEFAULT_LIMITS}

@@ -1,5 +1,5 @@
 /** The routes the server knows. @internal */
-export type RouteName = 'server-metadata' | 'live' | 'ready' | 'metrics' | 'models' | 'model' | 'model-ready' | 'infer' | 'config' | 'stats';
+export type RouteName = 'server-metadata' | 'live' | 'ready' | 'metrics' | 'models' | 'model' | 'model-ready' | 'infer' | 'generate' | 'generate-stream' | 'config' | 'stats';
 
 /** What {@link matchRoute} found. @internal */
 export type RouteMatch =
@@ -28,6 +28,9 @@ const ROUTES: readonly Route[] = [
   { name: 'model', pattern: new RegExp(`^${MODEL}$`), methods: GET },
   { name: 'model-ready', pattern: new RegExp(`^${MODEL}\\/ready$`), methods: GET },
   { name: 'infer', pattern: new RegExp(`^${MODEL}\\/infer$`), methods: ['POST'] },
+  // Triton's generate extension.
+  { name: 'generate', pattern: new RegExp(`^${MODEL}\\/generate$`), methods: ['POST'] },
+  { name: 'generate-stream', pattern: new RegExp(`^${MODEL}\\/generate_stream$`), methods: ['POST'] },
   { name: 'config', pattern: new RegExp(`^${MODEL}\\/config$`), methods: GET },
   { name: 'stats', pattern: new RegExp(`^${MODEL}\\/stats$`), methods: GET },
 ];

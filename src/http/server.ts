@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleInfer } from './infer';
-import { HttpError, toHttpError } from './http-error';
-import { checkVersion, modelMetadata, servedVersion, serverMetadata } from './metadata';
+import { badRequest, HttpError, toHttpError } from './http-error';
+import { checkVersion, generatorMetadata, modelMetadata, servedVersion, serverMetadata } from './metadata';
+import { generatorEntry, generatorVersion, handleGenerate } from './generate';
 import { ServerLogger } from './logger';
 import { modelConfig } from './model-config';
 import { StatsCollector } from './model-stats';
 import { ModelRegistry } from './model-registry';
-import { DEFAULT_LIMITS, type CloseOptions, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
+import { DEFAULT_LIMITS, type CloseOptions, type GeneratorEntry, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
 
@@ -56,19 +57,22 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  * An HTTP inference server on `node:http` (no framework) for one or more batching hosts. Every
  * request is one `host.inference()` call, so concurrent HTTP clients are batched together.
  *
- * Routes: the Open Inference Protocol's REST paths (`{name}` is a key of `models`; each model has
- * version `"1"`, so `/v2/models/{name}/versions/1/...` is the same route and another version is 404):
+ * Routes: the Open Inference Protocol's REST paths (`{name}` is a key of `models` or `generators`;
+ * `/v2/models/{name}/versions/{v}/...` with the version the model serves now is the same route,
+ * and another version is 404):
  *
  * | route | answer |
  * | --- | --- |
- * | `POST /v2/models/{name}[/versions/1]/infer` | JSON or binary tensors in, outputs out |
- * | `GET /v2/models/{name}[/versions/1]` | the model's metadata: inputs, outputs, platform |
- * | `GET /v2/models/{name}[/versions/1]/ready` | 200 `{ name, ready: true }`, else 503 |
+ * | `POST /v2/models/{name}[/versions/{v}]/infer` | JSON or binary tensors in, outputs out |
+ * | `POST /v2/models/{name}[/versions/{v}]/generate` | a generator's tokens in one JSON answer (Triton's generate extension) |
+ * | `POST /v2/models/{name}[/versions/{v}]/generate_stream` | the same as Server-Sent Events, one per token |
+ * | `GET /v2/models/{name}[/versions/{v}]` | the model's metadata: inputs, outputs, platform |
+ * | `GET /v2/models/{name}[/versions/{v}]/ready` | 200 `{ name, ready: true }`, else 503 |
  * | `GET /v2` | server metadata `{ name, version, extensions }` |
  * | `GET /v2/health/live` | 200 `{ live: true }` while the process serves |
  * | `GET /v2/health/ready` | 200 once every model is loaded and the server is not closing, else 503 |
- * | `GET /v2/models/{name}[/versions/1]/config` | Triton's model configuration (an extension) |
- * | `GET /v2/models/{name}[/versions/1]/stats` | Triton's statistics: counts, queue and compute time, per batch size (an extension) |
+ * | `GET /v2/models/{name}[/versions/{v}]/config` | Triton's model configuration (an extension) |
+ * | `GET /v2/models/{name}[/versions/{v}]/stats` | Triton's statistics: counts, queue and compute time, per batch size (an extension) |
  * | `GET /v2/models` | the served models and their state (an extension) |
  * | `GET /metrics` | Prometheus text from `metrics`, or 404 without it |
  *
@@ -94,7 +98,13 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   const limits = resolveLimits(options.limits);
   const logger = new ServerLogger(options.log);
   const stats = new StatsCollector();
-  const models = new ModelRegistry(options.models, (line) => logger.line('error', line));
+  const generators = new Map<string, GeneratorEntry>();
+  for (const [name, value] of Object.entries(options.generators ?? {})) {
+    if (name === '' || name.includes('/')) throw new TypeError(`createInferenceServer: model name ${JSON.stringify(name)} must be non-empty and contain no "/"`);
+    if (Object.prototype.hasOwnProperty.call(options.models ?? {}, name)) throw new TypeError(`createInferenceServer: ${JSON.stringify(name)} is both in \`models\` and in \`generators\`; a name serves one model`);
+    generators.set(name, generatorEntry(name, value));
+  }
+  const models = new ModelRegistry(options.models, (line) => logger.line('error', line), generators.size > 0);
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -116,11 +126,25 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     return host;
   }
 
+  /** The generator for a generate route, or the 404 for an unknown name or another version. */
+  function generatorFor(name: string, version: string | undefined): GeneratorEntry {
+    const entry = generators.get(name);
+    if (entry === undefined) {
+      // A batching model of that name gets a pointer to its own route.
+      if (models.states()[name] !== undefined) throw badRequest('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
+      models.get(name, limits.retryAfterSeconds); // throws the 404
+    }
+    checkVersion(name, version, generatorVersion(entry as GeneratorEntry));
+    return entry as GeneratorEntry;
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
     if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
     const name: RouteName = found.route;
+    const generator = found.model === '' ? undefined : generators.get(found.model);
+    if (generator !== undefined) return routeGenerator(req, res, name, found.model, found.version, generator);
     switch (name) {
       case 'server-metadata':
         return sendJson(res, 200, serverMetadata());
@@ -128,7 +152,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return sendJson(res, 200, { live: true });
       case 'ready': {
         const ready = !closing && models.allReady();
-        const body = { live: true, ready, closing, models: models.states() };
+        const body = { live: true, ready, closing, models: { ...models.states(), ...Object.fromEntries([...generators.keys()].map((n) => [n, 'ready'])) } };
         return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
@@ -137,7 +161,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: models.listing() });
+        return sendJson(res, 200, { models: [...models.listing(), ...[...generators].map(([n, g]) => ({ name: n, versions: [generatorVersion(g)], state: 'ready' }))] });
       case 'model':
         return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
       case 'model-ready': {
@@ -154,6 +178,10 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         const host = modelFor(found.model, found.version);
         return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host.name)] });
       }
+      case 'generate':
+      case 'generate-stream':
+        generatorFor(found.model, found.version); // throws: not a generator, or unknown
+        return;
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
         const host = modelFor(found.model, found.version);
@@ -168,6 +196,32 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
           inferring--;
         }
       }
+    }
+  }
+
+  /** The routes of a generative model: metadata, ready, and Triton's generate and generate_stream. */
+  async function routeGenerator(req: IncomingMessage, res: ServerResponse, name: RouteName, model: string, version: string | undefined, entry: GeneratorEntry): Promise<void> {
+    checkVersion(model, version, generatorVersion(entry));
+    switch (name) {
+      case 'model':
+        return sendJson(res, 200, generatorMetadata(model, generatorVersion(entry), null));
+      case 'model-ready':
+        return sendJson(res, closing ? 503 : 200, { name: model, ready: !closing }, closing ? retry : {});
+      case 'generate':
+      case 'generate-stream': {
+        if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
+        if (inferring >= limits.maxConcurrentRequests) {
+          throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
+        }
+        inferring++;
+        try {
+          return await handleGenerate(req, res, { modelName: model, entry, limits }, name === 'generate-stream');
+        } finally {
+          inferring--;
+        }
+      }
+      default:
+        throw badRequest('not_a_batching_model', `model ${JSON.stringify(model)} is a generative model: send its requests to POST /v2/models/${model}/generate or /generate_stream (${req.method} ${req.url} is for batching models)`);
     }
   }
 
@@ -216,7 +270,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     closing = true;
     const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     server.closeIdleConnections();
-    const hosts = await models.settled();
+    const hosts: Array<{ stop(o: { drain: boolean }): Promise<void> }> = [...(await models.settled()), ...[...generators.values()].map((g) => g.host)];
     if (drain) {
       await whenIdle(timeoutMs);
     }
