@@ -111,3 +111,6 @@ export { asGenerating, generating } from './api/generating';
 export type { Generating, GeneratingOptions, StateOf } from './api/generating';
 export { createGenerationHost } from './api/create-generation-host';
 export type { CreateGenerationHostOptions } from './api/create-generation-host';
+export { createWorkerGenerationHost } from './generate/worker-generation';
+export type { WorkerGenerationHost, WorkerGenerationOptions } from './generate/worker-generation';
+export type { GenerationModel } from './generate/generation.worker';

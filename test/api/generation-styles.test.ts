@@ -9,7 +9,8 @@ import { OnnxSession } from '../../src/api/tokens';
 import { HostStoppedError } from '../../src/core/errors';
 import { DecoderBatcher } from '../../src/generate/decoder-batcher';
 import type { StepInput } from '../../src/generate/options';
-import { greedy, recurrentDecoderModel, recurrentDecoderReference } from '../../examples/support/decoder-models';
+import { recurrentDecoderModel } from '../../examples/support/decoder-models';
+import { recurrentAlone } from '../support/greedy-alone';
 
 // The two user styles of generation, beside Proxy and @batching: a subclass, and a decorated step
 // method (on instances, and built from a tsyringe context by createGenerationHost).
@@ -178,24 +179,7 @@ describe('createGenerationHost (the tsyringe context)', () => {
     const host = await createGenerationHost(Decoder, { context: { [OnnxSession]: () => InferenceSession.create(recurrentDecoderModel(), { intraOpNumThreads: 1 }) } });
     const prompts = [[3], [5, 1], [11, 2, 9]];
     const got = await Promise.all(prompts.map((p, i) => host.generate(p, { maxTokens: 5 + i * 3 }).collect()));
-    const reference = recurrentDecoderReference();
-    const expected = prompts.map((p, i) => {
-      let state: Float32Array = new Float32Array(H);
-      let logits: Float32Array = new Float32Array();
-      const feed = (t: number) => {
-        const r = reference.step(t, state);
-        state = r.state;
-        logits = r.logits;
-      };
-      p.forEach(feed);
-      const out: number[] = [];
-      for (let k = 0; k < 5 + i * 3; k++) {
-        out.push(greedy(logits));
-        feed(out[k] as number);
-      }
-      return out;
-    });
-    expect(got).toEqual(expected);
+    expect(got).toEqual(prompts.map((p, i) => recurrentAlone(p, 5 + i * 3)));
     await host.stop(); // releases the session
   });
 });

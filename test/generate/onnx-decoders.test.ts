@@ -2,7 +2,8 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { GenerationHost } from '../../src/generate/generation-host';
 import { DecoderBatcher, type DecoderState } from '../../src/generate/decoder-batcher';
 import type { StepEvent } from '../../src/generate/events';
-import { greedy, kvDecoderModel, kvDecoderReference, recurrentDecoderModel, recurrentDecoderReference } from '../../examples/support/decoder-models';
+import { kvDecoderModel, recurrentDecoderModel } from '../../examples/support/decoder-models';
+import { kvAlone, recurrentAlone } from '../support/greedy-alone';
 
 // Continuous batching on real onnxruntime sessions of the two generated decoders: callers whose
 // prompts and lengths differ, arriving at different times, each get exactly the tokens that
@@ -11,19 +12,6 @@ import { greedy, kvDecoderModel, kvDecoderReference, recurrentDecoderModel, recu
 const H = 8;
 const D = 8;
 const tensor = (type: string, data: unknown, dims: readonly number[]): Tensor => new Tensor(type as Tensor.Type, data as Tensor.DataType, dims);
-
-/** Greedy decoding of one prompt alone through a reference step, `maxTokens` tokens. */
-function alone(prompt: readonly number[], maxTokens: number, step: (token: number) => Float32Array): number[] {
-  let logits: Float32Array = new Float32Array();
-  for (const t of prompt) logits = step(t);
-  const out: number[] = [];
-  for (let i = 0; i < maxTokens; i++) {
-    const t = greedy(logits);
-    out.push(t);
-    logits = step(t);
-  }
-  return out;
-}
 
 /** Callers arriving over time (a few per event-loop turn), each with its own prompt and length. */
 const CALLERS = Array.from({ length: 14 }, (_, i) => ({
@@ -52,16 +40,7 @@ test('a recurrent decoder (fixed-size state, concatenated): every caller gets wh
   });
   try {
     const got = await runCallers(host);
-    const reference = recurrentDecoderReference();
-    const expected = CALLERS.map((c) => {
-      let state: Float32Array = new Float32Array(H);
-      return alone(c.prompt, c.maxTokens, (t) => {
-        const r = reference.step(t, state);
-        state = r.state;
-        return r.logits;
-      });
-    });
-    expect(got).toEqual(expected);
+    expect(got).toEqual(CALLERS.map((c) => recurrentAlone(c.prompt, c.maxTokens)));
     expect(Math.max(...steps.map((e) => e.sequences))).toBe(6); // slots were shared
     expect(steps.some((e) => e.joined > 0 && e.sequences > e.joined)).toBe(true); // someone joined a running batch
     expect(host.stats.tokens).toBe(CALLERS.reduce((a, c) => a + c.maxTokens, 0));
@@ -89,18 +68,7 @@ test('a decoder with a growing key/value cache (left-padded, masked): every call
   });
   try {
     const got = await runCallers(host);
-    const reference = kvDecoderReference();
-    const expected = CALLERS.map((c) => {
-      const keys: Float32Array[] = [];
-      const values: Float32Array[] = [];
-      return alone(c.prompt, c.maxTokens, (t) => {
-        const r = reference.step(t, keys, values);
-        keys.push(r.key);
-        values.push(r.value);
-        return r.logits;
-      });
-    });
-    expect(got).toEqual(expected);
+    expect(got).toEqual(CALLERS.map((c) => kvAlone(c.prompt, c.maxTokens)));
     expect(steps.some((e) => e.joined > 0 && e.sequences > e.joined)).toBe(true);
   } finally {
     await host.stop();

@@ -1,0 +1,134 @@
+import { extname, join } from 'node:path';
+import type { Batcher } from '../core/batcher';
+import { fail, optionKeys, rejectUnknownKeys } from '../core/options';
+import type { WorkerExecutorOptions } from '../executors/worker/options';
+import { WorkerExecutor } from '../executors/worker/worker-executor';
+import { GenerationHost } from './generation-host';
+import type { GenerationWorkerData, WorkerStep, WorkerStepResult } from './generation.worker';
+import { GENERATION_OPTION_KEYS, type GenerationOptions, type StepInput, type StepOutput } from './options';
+
+/**
+ * Options of {@link createWorkerGenerationHost}: the generation limits, and the worker's module
+ * and settings. The step function, batcher, `initialState` and `choose` are functions, which
+ * cannot cross threads: the worker module's factory makes them (a `GenerationModel`).
+ *
+ * @example
+ * ```ts
+ * const options: WorkerGenerationOptions = { module: require.resolve('./decoder.worker'), workerData: 'decoder.onnx', maxBatchSize: 16, stopTokens: [EOS] };
+ * ```
+ */
+export interface WorkerGenerationOptions<Data = unknown>
+  extends Omit<GenerationOptions<unknown>, 'initialState' | 'batcher' | 'choose' | 'releaseState'>,
+    Pick<WorkerExecutorOptions<Data>, 'module' | 'export' | 'intraOpNumThreads' | 'resourceLimits' | 'workerData' | 'loadsTypeScript' | 'startTimeoutMs' | 'stopTimeoutMs'> {}
+
+/** A generation host whose steps run in a worker thread. */
+export type WorkerGenerationHost = GenerationHost<number, unknown, unknown> & {
+  /** Sequences whose state the worker held after its last step (running ones, plus ended ones not yet dropped). */
+  readonly workerSequences: number;
+};
+
+const WORKER_KEYS = optionKeys<Pick<WorkerGenerationOptions, 'module' | 'export' | 'intraOpNumThreads' | 'resourceLimits' | 'workerData' | 'loadsTypeScript' | 'startTimeoutMs' | 'stopTimeoutMs'>>({
+  module: true,
+  export: true,
+  intraOpNumThreads: true,
+  resourceLimits: true,
+  workerData: true,
+  loadsTypeScript: true,
+  startTimeoutMs: true,
+  stopTimeoutMs: true,
+});
+/** Functions that the worker module makes: named in the error that refuses them here. */
+const IN_THE_WORKER = ['initialState', 'batcher', 'choose', 'releaseState'];
+
+/**
+ * Builds and starts a {@link GenerationHost} whose decode steps run in one worker thread: the
+ * running sequences' states stay in the worker between steps, and only token ids cross threads
+ * (a new sequence's prompt on its first step, one chosen token per sequence back). The event loop
+ * is never blocked by a step. Resolves once the worker has loaded its module and made its model;
+ * rejects with the worker's `WorkerStartError` otherwise.
+ *
+ * One worker, because a sequence's state lives where its steps ran: every step of it must go
+ * there. For more cores, give the worker more `intraOpNumThreads`, or run several hosts. If the
+ * worker dies, the sequences in its step fail with `WorkerCrashedError` (their states are gone) and
+ * new ones start on the replacement.
+ *
+ * @example
+ * ```ts
+ * // decoder.worker.ts: export default async (ctx) => ({ step: (f) => session.run(f), batcher, initialState });
+ * const host = await createWorkerGenerationHost({ module: require.resolve('./decoder.worker'), maxBatchSize: 16 });
+ * for await (const token of host.generate([BOS, 7])) process.stdout.write(vocab[token]);
+ * await host.stop(); // drains, then ends the worker
+ * ```
+ */
+export async function createWorkerGenerationHost<Data = unknown>(options: WorkerGenerationOptions<Data>): Promise<WorkerGenerationHost> {
+  const where = 'createWorkerGenerationHost';
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least module and maxBatchSize', options);
+  for (const key of IN_THE_WORKER) {
+    if ((options as unknown as Record<string, unknown>)[key] !== undefined) {
+      throw new TypeError(`${where}: \`${key}\` cannot be sent to a worker thread (it is a function); make it in the worker module's factory, which returns { step, initialState, batcher?, choose? }`);
+    }
+  }
+  rejectUnknownKeys(where, options, [...WORKER_KEYS, ...GENERATION_OPTION_KEYS.filter((k) => !IN_THE_WORKER.includes(k))]);
+  const { module, export: exportName = 'default', intraOpNumThreads, resourceLimits, workerData, loadsTypeScript, startTimeoutMs, stopTimeoutMs, ...generation } = options;
+  if (typeof module !== 'string' || module === '') fail(where, 'module', 'a module path (a non-empty string)', module);
+  const name = generation.name ?? 'generation';
+  const data: GenerationWorkerData = { module: require.resolve(module), exportName, data: workerData, where: name };
+  const executor = new WorkerExecutor<WorkerStep, WorkerStepResult[]>({
+    name,
+    module: join(__dirname, `generation.worker${extname(__filename)}`),
+    workers: 1,
+    workerData: data,
+    ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
+    ...(resourceLimits === undefined ? {} : { resourceLimits }),
+    ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
+    ...(stopTimeoutMs === undefined ? {} : { stopTimeoutMs }),
+    loadsTypeScript: loadsTypeScript ?? /\.[cm]?tsx?$/.test(data.module),
+  });
+
+  // On this thread a sequence's state is its id; the worker holds the real one.
+  let nextId = 1;
+  let workerSequences = 0;
+  const prompts = new Map<number, readonly number[]>();
+  let released: number[] = [];
+  const batcher: Batcher<StepInput<number>, StepOutput<number>, WorkerStep, WorkerStepResult[], readonly number[]> = {
+    merge(items) {
+      const steps = items.map((s) => {
+        const prompt = s.position === 0 ? prompts.get(s.state) : undefined;
+        if (prompt !== undefined) prompts.delete(s.state);
+        return { id: s.state, token: s.token, position: s.position, ...(prompt === undefined ? {} : { prompt }) };
+      });
+      const message: WorkerStep = { steps, released };
+      released = [];
+      return { batch: message, ctx: items.map((s) => s.state) };
+    },
+    split(results, ids) {
+      return results.map((r, i) => {
+        if (r instanceof Error) return r;
+        workerSequences = r.live;
+        return { token: r.token, state: ids[i] as number };
+      });
+    },
+  };
+  const host = new GenerationHost<number, WorkerStep, WorkerStepResult[]>(executor, {
+    ...generation,
+    name,
+    batcher,
+    initialState: (prompt) => {
+      const id = nextId++;
+      prompts.set(id, prompt);
+      return id;
+    },
+    releaseState: (id) => {
+      prompts.delete(id);
+      released.push(id);
+    },
+  });
+  try {
+    await host.start();
+  } catch (e) {
+    await host.stop().catch(() => undefined);
+    throw e;
+  }
+  Object.defineProperty(host, 'workerSequences', { get: () => workerSequences, enumerable: true });
+  return host as unknown as WorkerGenerationHost;
+}
