@@ -101,7 +101,7 @@ export { GenerationHost, greedy } from './generate/generation-host';
 export type { GenerationStats } from './generate/generation-host';
 export { TokenStream } from './generate/token-stream';
 export type { FinishReason } from './generate/token-stream';
-export type { GenerateOptions, GenerationOptions, StepInput, StepOutput } from './generate/options';
+export type { GenerateOptions, GenerationOptions, PrefillInput, StepInput, StepOutput } from './generate/options';
 export type { GenerationObserver, SequenceEvent, SequenceOutcome, StepEvent } from './generate/events';
 export { DecoderBatcher } from './generate/decoder-batcher';
 export type { DecoderBatcherOptions, DecoderContext, DecoderState } from './generate/decoder-batcher';

@@ -2,11 +2,13 @@
 export interface StepEvent {
   /** The host's `name`. */
   readonly host: string;
+  /** A prefill call (new sequences' whole prompts) rather than a decode step. */
+  readonly prefill: boolean;
   /** Sequences (rows) in the step. */
   readonly sequences: number;
   /** Of them, sequences whose first step this was. */
   readonly joined: number;
-  /** Of them, sequences still reading their prompt (their output is not a generated token). */
+  /** Of them, sequences reading their prompt (in a decode step, their output is not a generated token; in a prefill, all). */
   readonly prefilling: number;
   /** Tokens generated (delivered to callers) by this step. */
   readonly tokens: number;

@@ -7,7 +7,7 @@ import { toExecutor, type BatchFunction, type Executor } from '../executors/exec
 import { runPipeline, type PipelineConfig } from '../engine/pipeline';
 import { warn } from '../engine/reporting';
 import type { GenerationObserver, SequenceOutcome } from './events';
-import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type ResolvedGeneration, type StepInput, type StepOutput } from './options';
+import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput } from './options';
 import { TokenStream } from './token-stream';
 
 /** A snapshot of a generation host's counters. */
@@ -80,6 +80,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   readonly #clock: Clock;
   readonly #executor: Executor<Batch, BatchOut>;
   readonly #pipeline: PipelineConfig<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
+  readonly #prefill: PipelineConfig<PrefillInput<State>, StepOutput<State>, unknown, unknown> | undefined;
   /** Waiting prompts, in admission order (priority, then arrival). */
   #waiting: Array<Sequence<State>> = [];
   #running: Array<Sequence<State>> = [];
@@ -104,6 +105,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     this.#clock = options.clock ?? systemClock;
     const batcher = (options.batcher ?? new ListBatcher()) as Batcher<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
     this.#pipeline = { batcher, run: (batch) => this.#executor.run(batch), isolateErrors: false, now: () => this.#clock.now(), name: this.#o.name };
+    const prefill = options.prefill;
+    this.#prefill =
+      prefill === undefined
+        ? undefined
+        : { batcher: new ListBatcher() as Batcher<PrefillInput<State>, StepOutput<State>, unknown, unknown>, run: (batch) => prefill(batch as readonly PrefillInput<State>[]), isolateErrors: false, now: () => this.#clock.now(), name: `${this.#o.name} prefill` };
   }
 
   /** The host's name (the `name` option). */
@@ -244,7 +250,8 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       for (const s of [...this.#waiting]) this.#end(s, error, 'error');
     }
     while (true) {
-      const joined = this.#admit();
+      const fresh = this.#admit();
+      if (this.#prefill !== undefined && fresh.length > 0) await this.#runPrefill(fresh);
       const batch = this.#running;
       if (batch.length === 0) break;
       const started = this.#clock.now();
@@ -257,33 +264,9 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       const now = this.#clock.now();
       this.#steps++;
       this.#rows += batch.length;
-      let finished = 0;
       const tokensBefore = this.#tokens;
-      for (let i = 0; i < batch.length; i++) {
-        const s = batch[i] as Sequence<State>;
-        if (s.phase === 'done') continue; // cancelled, aborted or timed out during the step
-        const out = results[i];
-        const token = out instanceof Error ? out : this.#read(out, s);
-        if (token instanceof Error) {
-          this.#end(s, token, 'error');
-          finished++;
-          continue;
-        }
-        s.position++;
-        if (s.position < s.prompt.length) continue; // still reading the prompt
-        s.last = token;
-        s.produced++;
-        this.#tokens++;
-        if (s.produced === 1) s.firstTokenAt = now;
-        s.lastTokenAt = now;
-        s.stream.push(token);
-        if (s.stopTokens.has(token)) this.#end(s, undefined, 'stop');
-        else if (s.produced >= s.maxTokens) this.#end(s, undefined, 'length');
-        else continue;
-        finished++;
-      }
-      this.#running = this.#running.filter((s) => s.phase === 'running');
-      this.#report(batch.length, joined, prefilling, this.#tokens - tokensBefore, finished, now - started);
+      const finished = this.#deliver(batch, results, now, false);
+      this.#report(batch.length, this.#prefill === undefined ? fresh.length : 0, prefilling, this.#tokens - tokensBefore, finished, now - started, false);
       // Lets timers and I/O run between steps (arrivals, aborts, the callers' own reads), as a
       // blocking step function would otherwise hold them until the batch empties.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -295,9 +278,54 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     for (const resolve of idle) resolve();
   }
 
-  /** Moves waiting prompts into free slots; returns how many joined. */
-  #admit(): number {
-    let joined = 0;
+  /**
+   * Hands each sequence its output of a step (or of the prefill): its new state, and its token
+   * unless it is still reading its prompt; ends the sequences that stop, reach `maxTokens` or
+   * failed, and frees their slots. Returns how many ended.
+   */
+  #deliver(batch: ReadonlyArray<Sequence<State>>, results: ReadonlyArray<StepOutput<State> | Error | undefined>, now: number, prefilled: boolean): number {
+    let finished = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const s = batch[i] as Sequence<State>;
+      if (s.phase === 'done') continue; // cancelled, aborted or timed out during the call
+      const out = results[i];
+      const token = out instanceof Error ? out : this.#read(out, s, prefilled);
+      if (token instanceof Error) {
+        this.#end(s, token, 'error');
+        finished++;
+        continue;
+      }
+      s.position = prefilled ? s.prompt.length : s.position + 1;
+      if (s.position < s.prompt.length) continue; // still reading the prompt
+      s.last = token;
+      s.produced++;
+      this.#tokens++;
+      if (s.produced === 1) s.firstTokenAt = now;
+      s.lastTokenAt = now;
+      s.stream.push(token);
+      if (s.stopTokens.has(token)) this.#end(s, undefined, 'stop');
+      else if (s.produced >= s.maxTokens) this.#end(s, undefined, 'length');
+      else continue;
+      finished++;
+    }
+    this.#running = this.#running.filter((q) => q.phase === 'running');
+    return finished;
+  }
+
+  /** Reads the new sequences' whole prompts in one prefill call; each gets its first token from it. */
+  async #runPrefill(fresh: ReadonlyArray<Sequence<State>>): Promise<void> {
+    const started = this.#clock.now();
+    const inputs = fresh.map((s): PrefillInput<State> => ({ prompt: s.prompt, state: s.state as State }));
+    const { results } = await runPipeline(this.#prefill as PipelineConfig<PrefillInput<State>, StepOutput<State>, unknown, unknown>, inputs, false);
+    const now = this.#clock.now();
+    const tokensBefore = this.#tokens;
+    const finished = this.#deliver(fresh, results, now, true);
+    this.#report(fresh.length, fresh.length, fresh.length, this.#tokens - tokensBefore, finished, now - started, true);
+  }
+
+  /** Moves waiting prompts into free slots; returns the sequences that joined. */
+  #admit(): Array<Sequence<State>> {
+    const joined: Array<Sequence<State>> = [];
     while (this.#running.length < this.#o.maxBatchSize && this.#waiting.length > 0) {
       const s = this.#waiting.shift() as Sequence<State>;
       try {
@@ -309,20 +337,20 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       s.phase = 'running';
       s.firstStepAt = this.#clock.now();
       this.#running.push(s);
-      joined++;
+      joined.push(s);
     }
     return joined;
   }
 
-  /** A step's output for one sequence: its new state kept, its token returned (or what is wrong with it). */
-  #read(out: StepOutput<State> | undefined, s: Sequence<State>): number | Error {
-    const where = `${this.#o.name}: the step's output for a sequence`;
+  /** A step's (or the prefill's) output for one sequence: its new state kept, its token returned (or what is wrong with it). */
+  #read(out: StepOutput<State> | undefined, s: Sequence<State>, prefilled: boolean): number | Error {
+    const where = `${this.#o.name}: the ${prefilled ? 'prefill' : 'step'}'s output for a sequence`;
     if (typeof out !== 'object' || out === null) return new TypeError(`${where} must be { logits, state } or { token, state }, got ${describe(out)}`);
     s.state = out.state;
     let token = out.token;
     if (token === undefined) {
       if (out.logits === undefined || typeof out.logits.length !== 'number') return new TypeError(`${where} has neither \`token\` nor \`logits\` (scores over the vocabulary)`);
-      if (s.position + 1 < s.prompt.length) return 0; // a prompt token's output is not chosen from
+      if (!prefilled && s.position + 1 < s.prompt.length) return 0; // a prompt token's output is not chosen from
       try {
         token = this.#choose(out.logits);
       } catch (e) {
@@ -378,11 +406,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     }
   }
 
-  #report(sequences: number, joined: number, prefilling: number, tokens: number, finished: number, runMs: number): void {
+  #report(sequences: number, joined: number, prefilling: number, tokens: number, finished: number, runMs: number, prefill: boolean): void {
     const observer = this.#observer;
     if (observer?.onStep === undefined) return;
     try {
-      observer.onStep({ host: this.#o.name, sequences, joined, prefilling, tokens, finished, runMs, waiting: this.#waiting.length });
+      observer.onStep({ host: this.#o.name, prefill, sequences, joined, prefilling, tokens, finished, runMs, waiting: this.#waiting.length });
     } catch (e) {
       warn('onStep', e);
     }

@@ -31,6 +31,12 @@ export interface StepOutput<State> {
   readonly state: State;
 }
 
+/** A new sequence's input to the prefill: its whole prompt, and the state `initialState` gave it. */
+export interface PrefillInput<State> {
+  readonly prompt: readonly number[];
+  readonly state: State;
+}
+
 /**
  * Options of a {@link GenerationHost}.
  *
@@ -55,6 +61,15 @@ export interface GenerationOptions<State, Batch = readonly StepInput<State>[], B
   maxBatchSize: number;
   /** The state a new sequence starts from, before its first prompt token. */
   initialState: (prompt: readonly number[]) => State;
+  /**
+   * Reads new sequences' whole prompts in one call instead of one token per step: it receives the
+   * sequences that joined (their prompts and initial states) and returns, for each, the state
+   * after its prompt and the scores (or token) of its first generated token, which is delivered at
+   * once; the sequence then joins the decode steps. Batched across the sequences that join at the
+   * same step.
+   * @default none: prompts are read through the step function, one token per step
+   */
+  prefill?: (prompts: ReadonlyArray<PrefillInput<State>>) => ReadonlyArray<StepOutput<State> | Error> | PromiseLike<ReadonlyArray<StepOutput<State> | Error>>;
   /**
    * Merges the running sequences' step inputs into the step function's batch and splits its
    * output back per sequence (see `DecoderBatcher` for ONNX decoders).
@@ -131,6 +146,7 @@ export interface GenerateOptions {
 export const GENERATION_OPTION_KEYS = optionKeys<GenerationOptions<unknown>>({
   maxBatchSize: true,
   initialState: true,
+  prefill: true,
   releaseState: true,
   batcher: true,
   maxTokens: true,
@@ -164,6 +180,7 @@ export function resolveGeneration(where: string, options: unknown): ResolvedGene
   if (typeof o.initialState !== 'function') fail(where, 'initialState', 'a function (prompt) => state', o.initialState);
   if (o.choose !== undefined && typeof o.choose !== 'function') fail(where, 'choose', 'a function (logits) => token', o.choose);
   if (o.releaseState !== undefined && typeof o.releaseState !== 'function') fail(where, 'releaseState', 'a function (state) => void', o.releaseState);
+  if (o.prefill !== undefined && typeof o.prefill !== 'function') fail(where, 'prefill', 'a function (prompts) => outputs', o.prefill);
   const b = o.batcher as { merge?: unknown; split?: unknown } | undefined;
   if (b !== undefined && (typeof b !== 'object' || b === null || typeof b.merge !== 'function' || typeof b.split !== 'function')) {
     fail(where, 'batcher', 'a batcher with merge(items) and split(output, ctx)', b);

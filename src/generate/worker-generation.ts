@@ -18,7 +18,7 @@ import { GENERATION_OPTION_KEYS, type GenerationOptions, type StepInput, type St
  * ```
  */
 export interface WorkerGenerationOptions<Data = unknown>
-  extends Omit<GenerationOptions<unknown>, 'initialState' | 'batcher' | 'choose' | 'releaseState'>,
+  extends Omit<GenerationOptions<unknown>, 'initialState' | 'batcher' | 'choose' | 'releaseState' | 'prefill'>,
     Pick<WorkerExecutorOptions<Data>, 'module' | 'export' | 'intraOpNumThreads' | 'resourceLimits' | 'workerData' | 'loadsTypeScript' | 'startTimeoutMs' | 'stopTimeoutMs'> {}
 
 /** A generation host whose steps run in a worker thread. */
@@ -68,7 +68,10 @@ export async function createWorkerGenerationHost<Data = unknown>(options: Worker
       throw new TypeError(`${where}: \`${key}\` cannot be sent to a worker thread (it is a function); make it in the worker module's factory, which returns { step, initialState, batcher?, choose? }`);
     }
   }
-  rejectUnknownKeys(where, options, [...WORKER_KEYS, ...GENERATION_OPTION_KEYS.filter((k) => !IN_THE_WORKER.includes(k))]);
+  if ((options as { prefill?: unknown }).prefill !== undefined) {
+    throw new TypeError(`${where}: \`prefill\` is not supported in a worker yet: prompts are read through the step function, one token per step`);
+  }
+  rejectUnknownKeys(where, options, [...WORKER_KEYS, ...GENERATION_OPTION_KEYS.filter((k) => !IN_THE_WORKER.includes(k) && k !== 'prefill')]);
   const { module, export: exportName = 'default', intraOpNumThreads, resourceLimits, workerData, loadsTypeScript, startTimeoutMs, stopTimeoutMs, ...generation } = options;
   if (typeof module !== 'string' || module === '') fail(where, 'module', 'a module path (a non-empty string)', module);
   const name = generation.name ?? 'generation';

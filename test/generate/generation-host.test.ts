@@ -137,6 +137,76 @@ describe('continuous batching: sequences join at the next step and leave at once
   });
 });
 
+describe('prefill: whole prompts in one call', () => {
+  /** A prefill that answers the token after each prompt's last, and the prompt's length as state. */
+  const prefillModel = () => new ControlledModel<{ prompt: readonly number[]; state: number }, Out>();
+  const fromPrefill = (x: { prompt: readonly number[]; state: number }): Out => ({ token: (x.prompt.at(-1) as number) + 1, state: x.prompt.length });
+
+  test('prompts that join together are prefilled in one call; each gets its first token from it, and the decode steps never see prompt tokens', async () => {
+    const pre = prefillModel();
+    const { host, tokens, step, steps, model } = setup({ prefill: pre.fn });
+    const a = reader(host.generate([1, 2, 3], { maxTokens: 3 }));
+    const b = reader(host.generate([7], { maxTokens: 2 }));
+    await settle();
+    expect(pre.calls.map((c) => c.items.map((i) => i.prompt))).toEqual([[[1, 2, 3], [7]]]);
+    expect(model.calls).toHaveLength(0);
+    pre.answer(0, fromPrefill);
+    await settle();
+    expect([a.tokens, b.tokens]).toEqual([[4], [8]]); // delivered before any decode step
+    expect(tokens()).toEqual([[4, 8]]);
+    expect(model.calls[0]!.items.map((i) => [i.position, i.state])).toEqual([
+      [3, 3],
+      [1, 1],
+    ]);
+    await step();
+    expect(b).toEqual({ tokens: [8, 9], done: true });
+    await step();
+    expect(a).toEqual({ tokens: [4, 5, 6], done: true });
+    expect(steps.map((e) => [e.prefill, e.sequences, e.joined, e.prefilling, e.tokens])).toEqual([
+      [true, 2, 2, 2, 2],
+      [false, 2, 0, 0, 2],
+      [false, 1, 0, 0, 1],
+    ]);
+  });
+
+  test('a prompt that arrives mid-generation is prefilled, then joins the decode step of the same iteration', async () => {
+    const pre = prefillModel();
+    const { host, tokens, step } = setup({ prefill: pre.fn });
+    reader(host.generate([10], { maxTokens: 4 }));
+    await settle();
+    pre.answer(0, fromPrefill);
+    await settle();
+    const late = reader(host.generate([20, 21], { maxTokens: 2 }));
+    await step(); // the running one's step; the late one waits for the next iteration
+    expect(pre.calls).toHaveLength(2);
+    pre.answer(1, fromPrefill);
+    await settle();
+    expect(late.tokens).toEqual([22]);
+    expect(tokens().at(-1)).toEqual([12, 22]);
+  });
+
+  test('a prefill error ends its sequence alone; a prefill that throws ends the sequences it had; maxTokens 1 ends at the prefill', async () => {
+    const pre = prefillModel();
+    const { host, model } = setup({ prefill: pre.fn });
+    const bad = reader(host.generate([5]));
+    const once = reader(host.generate([6], { maxTokens: 1 }));
+    await settle();
+    pre.answer(0, (x) => (x.prompt[0] === 5 ? new Error('prompt too long') : fromPrefill(x)));
+    await settle();
+    expect(bad.error?.message).toBe('prompt too long');
+    expect(once).toEqual({ tokens: [7], done: true });
+    expect(model.calls).toHaveLength(0); // nobody left to decode
+    const thrown = reader(host.generate([1]));
+    await settle();
+    pre.last.reject(new Error('prefill crashed'));
+    await settle();
+    expect(thrown.error?.message).toBe('prefill crashed');
+    expect(() => new GenerationHost(async () => [], { maxBatchSize: 1, initialState: () => 0, prefill: 3 as never })).toThrow(
+      new TypeError('GenerationHost: expected `prefill` to be a function (prompts) => outputs, got 3 (number)'),
+    );
+  });
+});
+
 describe('cancellation, deadlines and refusals', () => {
   test('an abort mid-stream ends the iteration with AbortError after the tokens delivered, and frees the slot at the next step', async () => {
     const { host, tokens, step } = setup({ maxBatchSize: 1 });

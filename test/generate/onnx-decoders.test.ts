@@ -75,3 +75,39 @@ test('a decoder with a growing key/value cache (left-padded, masked): every call
     await session.release();
   }
 });
+
+test('a prefill function that reads each prompt whole: the tokens are still those of greedy decoding alone, and decode steps see no prompt token', async () => {
+  const session = await InferenceSession.create(recurrentDecoderModel(), { intraOpNumThreads: 1 });
+  const positions: number[] = [];
+  const host = new GenerationHost<DecoderState<Tensor>, Record<string, Tensor>, Readonly<Record<string, Tensor>>>(
+    (feeds) => session.run(feeds),
+    {
+      maxBatchSize: 6,
+      batcher: new DecoderBatcher<Tensor>({ token: 'token', logits: 'logits', state: { state: 'next_state' }, tensor }),
+      initialState: () => ({ state: new Tensor('float32', new Float32Array(H), [1, H]) }),
+      // Reads a prompt in one go (here: its tokens through the same graph, one sequence at a time).
+      prefill: async (prompts) =>
+        Promise.all(
+          prompts.map(async ({ prompt, state }) => {
+            let h = state.state as Tensor;
+            let logits: Float32Array = new Float32Array();
+            for (const t of prompt) {
+              const r = await session.run({ token: new Tensor('int64', BigInt64Array.from([BigInt(t)]), [1]), state: h });
+              h = r.next_state as Tensor;
+              logits = r.logits!.data as Float32Array;
+            }
+            return { logits, state: { state: h } };
+          }),
+        ),
+      observer: { onStep: (e) => void (e.prefill || positions.push(e.prefilling)) },
+    },
+  );
+  try {
+    const got = await runCallers(host);
+    expect(got).toEqual(CALLERS.map((c) => recurrentAlone(c.prompt, c.maxTokens)));
+    expect(positions.every((p) => p === 0)).toBe(true); // no decode step read a prompt token
+  } finally {
+    await host.stop();
+    await session.release();
+  }
+});
