@@ -1,14 +1,14 @@
 import { GenerationHost, type GenerationStats } from '../generate/generation-host';
-import type { GenerateOptions, GenerationOptions, StepInput, StepOutput } from '../generate/options';
+import type { GenerateOptions, GenerationOptions, PrefillInput, StepInput, StepOutput } from '../generate/options';
 import type { TokenStream } from '../generate/token-stream';
 
 /**
- * Options of a {@link GenerativeProxy}: a {@link GenerationOptions} without `initialState`,
- * which the subclass implements as `_initialState(prompt)`.
+ * Options of a {@link GenerativeProxy}: a {@link GenerationOptions} without `initialState` and
+ * `prefill`, which the subclass implements as `_initialState(prompt)` and (optionally) `_prefill`.
  */
 export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = Omit<
   GenerationOptions<State, Batch, BatchOut>,
-  'initialState'
+  'initialState' | 'prefill'
 >;
 
 /**
@@ -38,9 +38,12 @@ export abstract class GenerativeProxy<State, Batch = readonly StepInput<State>[]
   /** @param options - limits and behaviour; `name` defaults to the subclass's name. */
   constructor(options: GenerativeProxyOptions<State, Batch, BatchOut>) {
     const named = options !== null && typeof options === 'object' && options.name === undefined ? { ...options, name: new.target.name || 'GenerativeProxy' } : options;
+    // A subclass that defines _prefill reads prompts whole; one that does not, token by token.
+    const prefill = typeof this._prefill === 'function' ? (prompts: ReadonlyArray<PrefillInput<State>>) => (this._prefill as NonNullable<typeof this._prefill>)(prompts) : undefined;
     this.#host = new GenerationHost<State, Batch, BatchOut>((batch: Batch) => this._step(batch), {
       ...(named as GenerativeProxyOptions<State, Batch, BatchOut>),
       initialState: (prompt) => this._initialState(prompt),
+      ...(prefill === undefined ? {} : { prefill }),
     });
   }
 
@@ -53,6 +56,12 @@ export abstract class GenerativeProxy<State, Batch = readonly StepInput<State>[]
 
   /** The state a new sequence starts from. */
   protected abstract _initialState(prompt: readonly number[]): State;
+
+  /**
+   * Optional: reads joining sequences' whole prompts in one call (see `GenerationOptions.prefill`).
+   * Leave it out to read prompts through `_step`, one token per step.
+   */
+  protected _prefill?(prompts: ReadonlyArray<PrefillInput<State>>): Promise<ReadonlyArray<StepOutput<State> | Error>>;
 
   /** Generates from `prompt`; see {@link GenerationHost.generate}. */
   generate(prompt: readonly number[], options?: GenerateOptions): TokenStream {

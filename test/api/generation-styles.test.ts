@@ -49,6 +49,29 @@ describe('GenerativeProxy (subclass style)', () => {
   });
 });
 
+test('GenerativeProxy with _prefill: prompts are read whole, and _step only decodes', async () => {
+  class Prefilled extends GenerativeProxy<number> {
+    readonly stepTokens: number[][] = [];
+    constructor() {
+      super({ maxBatchSize: 4 });
+    }
+    protected _initialState(): number {
+      return 0;
+    }
+    protected override async _prefill(prompts: ReadonlyArray<{ prompt: readonly number[]; state: number }>) {
+      return prompts.map((p) => ({ token: p.prompt.reduce((a, b) => a + b, 0) % 10, state: p.prompt.length }));
+    }
+    protected async _step(steps: readonly StepInput<number>[]) {
+      this.stepTokens.push(steps.map((s) => s.token));
+      return countStep(1)(steps);
+    }
+  }
+  const p = new Prefilled();
+  expect(await p.generate([3, 4, 5], { maxTokens: 3 }).collect()).toEqual([2, 3, 4]);
+  expect(p.stepTokens).toEqual([[2], [3]]); // never a prompt token
+  await p.close();
+});
+
 describe('@generating (decorator style)', () => {
   class Writer {
     constructor(readonly by = 3) {}
