@@ -6,7 +6,8 @@ import { describe } from '../core/describe';
 import { fail, HOST_OPTION_KEYS, optionKeys, refineOptions, rejectUnknownKeys, resolveOptions, type HostOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
-import { findBatchMethod, nameOf, type BatchingOptions } from './batching-metadata';
+import { findBatchMethod, getBatchingMetadata, nameOf, type BatchingOptions } from './batching-metadata';
+import { findGeneratingMethod } from './generating';
 import { loadContext, releaseContext, type ContextProviders } from './context';
 import { extname, join } from 'node:path';
 import { findModuleExport, type ExportLocation } from '../executors/worker/find-export';
@@ -251,6 +252,9 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   }
   if (typeof container !== 'object' || container === null || typeof container.createChildContainer !== 'function') {
     fail(where, 'container', 'a tsyringe DependencyContainer', container);
+  }
+  if (getBatchingMetadata(Class).length === 0 && findGeneratingMethod(Class) !== undefined) {
+    throw new TypeError(`${where}: ${nameOf(Class)} has a @generating step method, not an @batching one; build its host with createGenerationHost(${nameOf(Class)}, { context })`);
   }
   const picked = findBatchMethod(Class, method, where);
   const hostOptions: Record<string, unknown> = { name: `${nameOf(Class)}.${String(picked.method)}`, ...picked.options };

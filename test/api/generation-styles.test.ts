@@ -4,6 +4,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { GenerativeProxy } from '../../src/api/generative-proxy';
 import { asGenerating, generating } from '../../src/api/generating';
 import { createGenerationHost } from '../../src/api/create-generation-host';
+import { createHost } from '../../src/api/create-host';
 import { batching } from '../../src/api/batching';
 import { OnnxSession } from '../../src/api/tokens';
 import { HostStoppedError } from '../../src/core/errors';
@@ -183,6 +184,9 @@ describe('createGenerationHost (the tsyringe context)', () => {
     await expect(createGenerationHost(Stepper, { context: { [Step]: () => Promise.reject(new Error('no file')) } })).rejects.toThrow(/no file/);
     await expect(createGenerationHost(Stepper, { container: {} as never })).rejects.toThrow(new TypeError('createGenerationHost(Stepper): expected `container` to be a tsyringe DependencyContainer, got an object'));
     expect(container.isRegistered(Step)).toBe(false); // nothing written to the global container
+    await expect(createHost(Stepper)).rejects.toThrow(
+      new TypeError('createHost(Stepper): Stepper has a @generating step method, not an @batching one; build its host with createGenerationHost(Stepper, { context })'),
+    );
   });
 
   test('a real ONNX decoder through the decorator and an OnnxSession context: greedy tokens equal decoding alone', async () => {
