@@ -93,6 +93,11 @@ export default async function generationWorker(ctx: WorkerContext<GenerationWork
       message.steps.forEach((s, i) => {
         let seq = sequences.get(s.id);
         if (seq === undefined) {
+          if (s.position > 0) {
+            // Its state was made by a worker that has since died; starting it afresh would decode garbage.
+            results[i] = new Error(`${where}: the worker holds no state for this sequence (it was lost with the worker that ran its earlier steps)`);
+            return;
+          }
           try {
             seq = { state: m.initialState(s.prompt ?? []), promptLength: s.prompt?.length ?? 0 };
           } catch (e) {

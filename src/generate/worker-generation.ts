@@ -1,11 +1,13 @@
 import { extname, join } from 'node:path';
 import type { Batcher } from '../core/batcher';
 import { fail, optionKeys, rejectUnknownKeys } from '../core/options';
-import type { WorkerExecutorOptions } from '../executors/worker/options';
+import { WorkerStartError } from '../executors/worker/errors';
+import { resolveWorkerOptions, type WorkerExecutorOptions } from '../executors/worker/options';
+import { resolveWorkerModule } from '../executors/worker/spawn';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import { GenerationHost } from './generation-host';
 import type { GenerationWorkerData, WorkerStep, WorkerStepResult } from './generation.worker';
-import { GENERATION_OPTION_KEYS, type GenerationOptions, type StepInput, type StepOutput } from './options';
+import { GENERATION_OPTION_KEYS, resolveGeneration, type GenerationOptions, type StepInput, type StepOutput } from './options';
 
 /**
  * Options of {@link createWorkerGenerationHost}: the generation limits, and the worker's module
@@ -21,7 +23,17 @@ export interface WorkerGenerationOptions<Data = unknown>
   extends Omit<GenerationOptions<unknown>, 'initialState' | 'batcher' | 'choose' | 'releaseState' | 'prefill'>,
     Pick<WorkerExecutorOptions<Data>, 'module' | 'export' | 'intraOpNumThreads' | 'resourceLimits' | 'workerData' | 'loadsTypeScript' | 'startTimeoutMs' | 'stopTimeoutMs'> {}
 
-/** A generation host whose steps run in a worker thread. */
+/**
+ * A generation host whose steps run in a worker thread (what {@link createWorkerGenerationHost}
+ * resolves to): a `GenerationHost` whose states, on this thread, are sequence ids.
+ *
+ * @example
+ * ```ts
+ * const host: WorkerGenerationHost = await createWorkerGenerationHost({ module: require.resolve('./decoder.worker'), maxBatchSize: 16 });
+ * const tokens = await host.generate([BOS, 7], { maxTokens: 32 }).collect();
+ * console.log(tokens, host.workerSequences); // the worker still holds this sequence's state until the next step drops it
+ * ```
+ */
 export type WorkerGenerationHost = GenerationHost<number, unknown, unknown> & {
   /** Sequences whose state the worker held after its last step (running ones, plus ended ones not yet dropped). */
   readonly workerSequences: number;
@@ -74,8 +86,19 @@ export async function createWorkerGenerationHost<Data = unknown>(options: Worker
   rejectUnknownKeys(where, options, [...WORKER_KEYS, ...GENERATION_OPTION_KEYS.filter((k) => !IN_THE_WORKER.includes(k) && k !== 'prefill')]);
   const { module, export: exportName = 'default', intraOpNumThreads, resourceLimits, workerData, loadsTypeScript, startTimeoutMs, stopTimeoutMs, ...generation } = options;
   if (typeof module !== 'string' || module === '') fail(where, 'module', 'a module path (a non-empty string)', module);
+  // Checked here, under this function's name, rather than by the host and the executor built below,
+  // whose messages would name them instead of what the caller called.
+  resolveGeneration(where, { ...generation, initialState: () => 0 });
+  resolveWorkerOptions({ module, export: exportName, intraOpNumThreads, resourceLimits, workerData, loadsTypeScript, startTimeoutMs, stopTimeoutMs, name: where });
+  let modulePath: string;
+  try {
+    // From the current directory, as WorkerExecutor resolves its module (not from this file).
+    modulePath = resolveWorkerModule(module);
+  } catch (e) {
+    throw new WorkerStartError(`${where}: cannot find the worker module ${JSON.stringify(module)} (ids resolve from ${process.cwd()}; give an absolute path or require.resolve(...))`, undefined, e);
+  }
   const name = generation.name ?? 'generation';
-  const data: GenerationWorkerData = { module: require.resolve(module), exportName, data: workerData, where: name };
+  const data: GenerationWorkerData = { module: modulePath, exportName, data: workerData, where: name };
   const executor = new WorkerExecutor<WorkerStep, WorkerStepResult[]>({
     name,
     module: join(__dirname, `generation.worker${extname(__filename)}`),
