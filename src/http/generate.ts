@@ -4,6 +4,7 @@ import { decodeBody } from './compression';
 import { badRequest, HttpError, toHttpError } from './http-error';
 import { clientTimeout, parseJson } from './infer';
 import type { GeneratorEntry, ResolvedLimits, ServableGenerator } from './options';
+import type { RegistryKind } from './model-registry';
 import { readBody } from './read-body';
 import { sendJson } from './respond';
 
@@ -17,20 +18,32 @@ export interface GenerateContext {
 /** The `parameters` a generate request may carry, and what they become. */
 const PARAMETERS = ['max_tokens', 'stop_token_ids', 'priority', 'timeout_ms'];
 
-/** A generator option as an entry: a bare host has no tokenizer. @internal */
-export function generatorEntry(name: string, value: unknown): GeneratorEntry {
-  const isHost = (v: unknown): v is ServableGenerator => typeof (v as ServableGenerator | null)?.generate === 'function' && typeof (v as ServableGenerator).stop === 'function';
-  if (isHost(value)) return { host: value };
-  const entry = value as Partial<GeneratorEntry> | null;
-  if (typeof entry === 'object' && entry !== null && isHost(entry.host)) {
+const isGenerator = (v: unknown): v is ServableGenerator =>
+  typeof (v as ServableGenerator | null)?.generate === 'function' && typeof (v as ServableGenerator).stop === 'function';
+
+const GENERATOR_SHAPE = 'a GenerationHost (with generate() and stop()) or { host, tokenizer? }';
+
+/**
+ * The generators of `generators`: a bare host (no tokenizer) or `{ host, tokenizer? }`, or a
+ * promise of either, which loads in the background as a batching model's does.
+ * @internal
+ */
+export const GENERATORS: RegistryKind<GeneratorEntry> = {
+  accept(name, value) {
+    if (isGenerator(value)) return { host: value };
+    const entry = value as Partial<GeneratorEntry> | null;
+    if (typeof entry !== 'object' || entry === null || !isGenerator(entry.host)) return undefined;
     const t = entry.tokenizer;
     if (t !== undefined && (typeof t !== 'object' || t === null || typeof t.encode !== 'function' || typeof t.decode !== 'function')) {
       throw new TypeError(`createInferenceServer: generator ${JSON.stringify(name)}: expected \`tokenizer\` to be { encode(text), decode(tokens) }, got ${describe(t)}`);
     }
     return entry as GeneratorEntry;
-  }
-  throw new TypeError(`createInferenceServer: generator ${JSON.stringify(name)} must be a GenerationHost (with generate() and stop()) or { host, tokenizer? }, got ${describe(value)}`);
-}
+  },
+  invalid: (name, value) => `createInferenceServer: generator ${JSON.stringify(name)} must be a GenerationHost (with generate() and stop()), { host, tokenizer? }, or a promise of either; got ${describe(value)}`,
+  invalidResolved: (name, value) => `generator ${JSON.stringify(name)} resolved to ${describe(value)}, not ${GENERATOR_SHAPE}`,
+  version: generatorVersion,
+  ready: () => true,
+};
 
 /** The version a generator serves. @internal */
 export function generatorVersion(entry: GeneratorEntry): string {
@@ -39,14 +52,15 @@ export function generatorVersion(entry: GeneratorEntry): string {
 }
 
 /** Token ids and options from a generate request's JSON, or a 400 naming what is wrong. */
-function readRequest(json: unknown, entry: GeneratorEntry): { prompt: number[]; maxTokens?: number; stopTokens?: number[]; priority?: number; timeoutMs?: number } {
+function readRequest(json: unknown, entry: GeneratorEntry): { id?: string; prompt: number[]; maxTokens?: number; stopTokens?: number[]; priority?: number; timeoutMs?: number } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw badRequest('invalid_request', `a generate request is a JSON object { "input_ids" | "text_input", "parameters"? }, got ${describe(json)}`);
   const body = json as Record<string, unknown>;
   for (const key of Object.keys(body)) {
     if (key !== 'input_ids' && key !== 'text_input' && key !== 'parameters' && key !== 'id') {
-      throw badRequest('invalid_request', `unknown field ${JSON.stringify(key)} in a generate request; the fields are "input_ids" or "text_input", and "parameters"`);
+      throw badRequest('invalid_request', `unknown field ${JSON.stringify(key)} in a generate request; the fields are "input_ids" or "text_input", "parameters" and "id"`);
     }
   }
+  if (body.id !== undefined && typeof body.id !== 'string') throw badRequest('invalid_request', `"id" must be a string, got ${describe(body.id)}`);
   let prompt: number[];
   if (body.input_ids !== undefined) {
     if (body.text_input !== undefined) throw badRequest('invalid_request', 'send "input_ids" or "text_input", not both');
@@ -59,7 +73,7 @@ function readRequest(json: unknown, entry: GeneratorEntry): { prompt: number[]; 
     throw badRequest('invalid_request', `a generate request needs "input_ids" (token ids)${entry.tokenizer === undefined ? '' : ' or "text_input"'}`);
   }
   if (prompt.length === 0) throw badRequest('invalid_request', 'the prompt is empty: send at least one token (your model\'s begin-of-sequence token)');
-  const out: ReturnType<typeof readRequest> = { prompt };
+  const out: ReturnType<typeof readRequest> = body.id === undefined ? { prompt } : { id: body.id as string, prompt };
   const p = body.parameters;
   if (p === undefined) return out;
   if (typeof p !== 'object' || p === null || Array.isArray(p)) throw badRequest('invalid_parameter', `"parameters" must be an object, got ${describe(p)}`);
@@ -106,7 +120,8 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
     if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
   };
   res.once('close', onClose);
-  const head = { model_name: ctx.modelName, model_version: generatorVersion(ctx.entry) };
+  // Triton's generate extension returns the request's `id` in every answer, as `/infer` does.
+  const head = { ...(r.id === undefined ? {} : { id: r.id }), model_name: ctx.modelName, model_version: generatorVersion(ctx.entry) };
   const { tokenizer } = ctx.entry;
   const tokens = ctx.entry.host.generate(r.prompt, {
     signal: abort.signal,
@@ -133,7 +148,8 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
       throw toHttpError(e, ctx.limits.retryAfterSeconds);
     }
     if (res.destroyed) return;
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    // `X-Accel-Buffering: no` asks a proxy in front (nginx) to pass each event on as it comes, not when its buffer fills.
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     const event = (value: unknown): void => {
       if (!res.destroyed) res.write(`data: ${JSON.stringify(value)}\n\n`);
     };

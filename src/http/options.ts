@@ -67,7 +67,8 @@ export interface ServableModel {
 }
 
 /**
- * What the generate routes need from a generative model: `GenerationHost` fits.
+ * What the generate routes need from a generative model: `GenerationHost` fits. It is a shape
+ * rather than the class so that other hosts (a remote front end, a test double) can be served.
  *
  * @example
  * ```ts
@@ -79,7 +80,10 @@ export interface ServableGenerator {
   generate(
     prompt: readonly number[],
     options?: { maxTokens?: number; signal?: AbortSignal; priority?: number; timeoutMs?: number; stopTokens?: readonly number[] },
-  ): AsyncIterable<number> & { readonly finishReason?: string };
+  ): AsyncIterable<number> & {
+    /** Why the stream ended once it ended cleanly (`'stop'`: a stop token, `'length'`: `maxTokens`); answers report it as `finish_reason`. */
+    readonly finishReason?: string;
+  };
   /** Stops the host; the server calls it on `close()` (draining when asked). */
   stop(options?: { drain?: boolean }): Promise<void>;
   /** The version it serves. @default '1' */
@@ -199,11 +203,13 @@ export interface InferenceServerOptions {
    * Generative models, by name, served on Triton's generate extension
    * (`POST /v2/models/{name}/generate` and `/generate_stream`): a `GenerationHost` (token ids in
    * and out), or `{ host, tokenizer }` to take `text_input` and answer `text_output` too. Names
-   * must differ from those in `models`, which may then be empty.
+   * must differ from those in `models`, which may then be empty. A promise of either is allowed
+   * and loads in the background, as in `models` (`503 model_loading` until it resolves; one that
+   * rejects is `model_unavailable`).
    * @default none
    * @example `{ generators: { writer: { host: generationHost, tokenizer: { encode, decode } } } }`
    */
-  generators?: Readonly<Record<string, ServableGenerator | GeneratorEntry>>;
+  generators?: Readonly<Record<string, ServableGenerator | GeneratorEntry | PromiseLike<ServableGenerator | GeneratorEntry>>>;
   /**
    * Size and time limits; see {@link ServerLimits}.
    * @default {@link DEFAULT_LIMITS}

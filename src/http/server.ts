@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describe } from '../core/describe';
 import { handleInfer } from './infer';
 import { badRequest, HttpError, toHttpError } from './http-error';
 import { checkVersion, generatorMetadata, modelMetadata, servedVersion, serverMetadata } from './metadata';
-import { generatorEntry, generatorVersion, handleGenerate } from './generate';
+import { GENERATORS, generatorVersion, handleGenerate } from './generate';
 import { ServerLogger } from './logger';
 import { modelConfig } from './model-config';
 import { StatsCollector } from './model-stats';
-import { ModelRegistry } from './model-registry';
+import { BATCHING_MODELS, ModelRegistry } from './model-registry';
 import { DEFAULT_LIMITS, type CloseOptions, type GeneratorEntry, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
@@ -98,13 +99,19 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   const limits = resolveLimits(options.limits);
   const logger = new ServerLogger(options.log);
   const stats = new StatsCollector();
-  const generators = new Map<string, GeneratorEntry>();
-  for (const [name, value] of Object.entries(options.generators ?? {})) {
-    if (name === '' || name.includes('/')) throw new TypeError(`createInferenceServer: model name ${JSON.stringify(name)} must be non-empty and contain no "/"`);
-    if (Object.prototype.hasOwnProperty.call(options.models ?? {}, name)) throw new TypeError(`createInferenceServer: ${JSON.stringify(name)} is both in \`models\` and in \`generators\`; a name serves one model`);
-    generators.set(name, generatorEntry(name, value));
+  const given = options.generators ?? {};
+  if (typeof given !== 'object' || given === null) throw new TypeError(`createInferenceServer: expected \`generators\` to be an object { name: generationHost }, got ${describe(given)}`);
+  if (typeof options.models !== 'object' || options.models === null || Object.keys(options.models).length + Object.keys(given).length === 0) {
+    throw new TypeError('createInferenceServer: expected `models` to be an object { name: host } with at least one model (or `generators` with one)');
   }
-  const models = new ModelRegistry(options.models, (line) => logger.line('error', line), generators.size > 0);
+  for (const name of Object.keys(given)) {
+    if (Object.prototype.hasOwnProperty.call(options.models, name)) throw new TypeError(`createInferenceServer: ${JSON.stringify(name)} is both in \`models\` and in \`generators\`; a name serves one model`);
+  }
+  const logError = (line: string): void => logger.line('error', line);
+  // A 404 lists every served name, batching or generative.
+  const allNames = (): string[] => [...models.names(), ...generators.names()];
+  const generators = new ModelRegistry<GeneratorEntry>(given, logError, GENERATORS, allNames);
+  const models = new ModelRegistry(options.models, logError, BATCHING_MODELS, allNames);
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -126,16 +133,10 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     return host;
   }
 
-  /** The generator for a generate route, or the 404 for an unknown name or another version. */
-  function generatorFor(name: string, version: string | undefined): GeneratorEntry {
-    const entry = generators.get(name);
-    if (entry === undefined) {
-      // A batching model of that name gets a pointer to its own route.
-      if (models.states()[name] !== undefined) throw badRequest('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
-      models.get(name, limits.retryAfterSeconds); // throws the 404
-    }
-    checkVersion(name, version, generatorVersion(entry as GeneratorEntry));
-    return entry as GeneratorEntry;
+  /** The error for a generate route on a name that is no generator: a pointer to `/infer` for a batching model, else the 404. */
+  function notAGenerator(name: string): HttpError {
+    if (models.has(name)) return badRequest('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
+    return models.notFound(name);
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -143,16 +144,15 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
     const name: RouteName = found.route;
-    const generator = found.model === '' ? undefined : generators.get(found.model);
-    if (generator !== undefined) return routeGenerator(req, res, name, found.model, found.version, generator);
+    if (found.model !== '' && generators.has(found.model)) return routeGenerator(req, res, name, found.model, found.version);
     switch (name) {
       case 'server-metadata':
         return sendJson(res, 200, serverMetadata());
       case 'live':
         return sendJson(res, 200, { live: true });
       case 'ready': {
-        const ready = !closing && models.allReady();
-        const body = { live: true, ready, closing, models: { ...models.states(), ...Object.fromEntries([...generators.keys()].map((n) => [n, 'ready'])) } };
+        const ready = !closing && models.allReady() && generators.allReady();
+        const body = { live: true, ready, closing, models: { ...models.states(), ...generators.states() } };
         return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
@@ -161,7 +161,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: [...models.listing(), ...[...generators].map(([n, g]) => ({ name: n, versions: [generatorVersion(g)], state: 'ready' }))] });
+        return sendJson(res, 200, { models: [...models.listing(), ...generators.listing()] });
       case 'model':
         return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
       case 'model-ready': {
@@ -180,8 +180,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       }
       case 'generate':
       case 'generate-stream':
-        generatorFor(found.model, found.version); // throws: not a generator, or unknown
-        return;
+        throw notAGenerator(found.model);
       case 'infer': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
         const host = modelFor(found.model, found.version);
@@ -200,16 +199,22 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   }
 
   /** The routes of a generative model: metadata, ready, and Triton's generate and generate_stream. */
-  async function routeGenerator(req: IncomingMessage, res: ServerResponse, name: RouteName, model: string, version: string | undefined, entry: GeneratorEntry): Promise<void> {
-    checkVersion(model, version, generatorVersion(entry));
+  async function routeGenerator(req: IncomingMessage, res: ServerResponse, name: RouteName, model: string, version: string | undefined): Promise<void> {
+    const served = generators.servedVersion(model);
+    if (served !== undefined) checkVersion(model, version, served);
     switch (name) {
-      case 'model':
+      case 'model': {
+        const entry = generators.get(model, limits.retryAfterSeconds);
         return sendJson(res, 200, generatorMetadata(model, generatorVersion(entry), null));
-      case 'model-ready':
-        return sendJson(res, closing ? 503 : 200, { name: model, ready: !closing }, closing ? retry : {});
+      }
+      case 'model-ready': {
+        const ready = generators.states()[model] === 'ready' && !closing;
+        return sendJson(res, ready ? 200 : 503, { name: model, ready }, ready ? {} : retry);
+      }
       case 'generate':
       case 'generate-stream': {
         if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
+        const entry = generators.get(model, limits.retryAfterSeconds);
         if (inferring >= limits.maxConcurrentRequests) {
           throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
         }
@@ -270,7 +275,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     closing = true;
     const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     server.closeIdleConnections();
-    const hosts: Array<{ stop(o: { drain: boolean }): Promise<void> }> = [...(await models.settled()), ...[...generators.values()].map((g) => g.host)];
+    const hosts: Array<{ stop(o: { drain: boolean }): Promise<void> }> = [...(await models.settled()), ...(await generators.settled()).map((g) => g.host)];
     if (drain) {
       await whenIdle(timeoutMs);
     }
@@ -289,7 +294,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     server,
     handle,
     get ready() {
-      return !closing && models.allReady();
+      return !closing && models.allReady() && generators.allReady();
     },
     listen(port = 8080, host = '127.0.0.1') {
       return new Promise<AddressInfo>((resolve, reject) => {

@@ -1,10 +1,11 @@
 import { request } from 'node:http';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { createInferenceServer } from '../../src/http';
+import { createInferenceServer, type GeneratorEntry } from '../../src/http';
+import { HostStoppedError } from '../../src/core/errors';
 import { GenerationHost } from '../../src/generate/generation-host';
 import { DecoderBatcher, type DecoderState } from '../../src/generate/decoder-batcher';
 import type { StepInput } from '../../src/generate/options';
-import { ControlledModel, settle } from '../support/controlled-model';
+import { ControlledModel, settle, track } from '../support/controlled-model';
 import { waitFor } from '../support/wait-for';
 import { recurrentDecoderModel } from '../../examples/support/decoder-models';
 import { recurrentAlone } from '../support/greedy-alone';
@@ -132,15 +133,33 @@ test('errors: bad requests are 400 naming the problem; a full queue 503; a deadl
       [{ text_input: 'hi' }, 'this model has no tokenizer, so it takes "input_ids" (token ids), not "text_input"'],
       [{ input_ids: [1], parameters: { max_tokenz: 2 } }, 'unknown parameter "max_tokenz"; the known parameters are "max_tokens", "stop_token_ids", "priority", "timeout_ms"'],
       [{ input_ids: [1], parameters: { max_tokens: 0 } }, 'parameters.max_tokens must be an integer from 1 up, got 0 (number)'],
-      [{ input_ids: [1], prompt: 'x' }, 'unknown field "prompt" in a generate request; the fields are "input_ids" or "text_input", and "parameters"'],
+      [{ input_ids: [1], prompt: 'x' }, 'unknown field "prompt" in a generate request; the fields are "input_ids" or "text_input", "parameters" and "id"'],
       [[1, 2], 'a generate request is a JSON object { "input_ids" | "text_input", "parameters"? }, got an array of length 2'],
+      [{ input_ids: [1], text_input: 'b' }, 'send "input_ids" or "text_input", not both'],
+      [{ input_ids: 'abc' }, '"input_ids" must be an array of token ids, got "abc" (string)'],
+      [{ input_ids: [1], id: 42 }, '"id" must be a string, got 42 (number)'],
+      [{ input_ids: [1], parameters: [] }, '"parameters" must be an object, got an array of length 0'],
+      [{ input_ids: [1], parameters: { priority: 'high' } }, 'parameters.priority must be a finite number, got "high" (string)'],
+      [{ input_ids: [1], parameters: { timeout_ms: 1.5 } }, 'parameters.timeout_ms must be an integer from 1 up, got 1.5 (number)'],
+      [{ input_ids: [1], parameters: { stop_token_ids: [0.5] } }, '"parameters.stop_token_ids" must hold token ids (integers from 0 up), got 0.5 (number) at index 0'],
     ];
     for (const [body, message] of cases) {
-      const r = await post('/v2/models/counter/generate', body);
-      expect({ status: r.status, error: r.json().error }).toEqual({ status: 400, error: message });
+      for (const route of ['generate', 'generate_stream']) {
+        const r = await post(`/v2/models/counter/${route}`, body);
+        expect({ status: r.status, type: r.headers['content-type'], error: r.json().error }).toEqual({ status: 400, type: 'application/json', error: message });
+      }
     }
-    expect((await post('/v2/models/counter/infer', { inputs: [] })).json()).toMatchObject({ code: 'not_a_batching_model' });
-    expect((await post('/v2/models/nope/generate', { input_ids: [1] })).status).toBe(404);
+    const notJson = await call(port, 'POST', '/v2/models/counter/generate', { body: '{"input_ids": [1', headers: { 'Content-Type': 'application/json' } });
+    expect({ status: notJson.status, code: notJson.json().code }).toEqual({ status: 400, code: 'invalid_json' });
+    const get = await call(port, 'GET', '/v2/models/counter/generate_stream');
+    expect({ status: get.status, allow: get.headers.allow }).toEqual({ status: 405, allow: 'POST' });
+    expect((await post('/v2/models/counter/infer', { inputs: [] })).json()).toEqual({
+      code: 'not_a_batching_model',
+      error: 'model "counter" is a generative model: send its requests to POST /v2/models/counter/generate or /generate_stream (POST /v2/models/counter/infer is for batching models)',
+    });
+    expect((await call(port, 'GET', '/v2/models/counter/config')).json()).toMatchObject({ code: 'not_a_batching_model' });
+    expect((await post('/v2/models/nope/generate', { input_ids: [1] })).json()).toEqual({ code: 'model_not_found', error: 'no model named "nope"; the served models are "g", "counter"' });
+    expect((await call(port, 'GET', '/v2/models/nope')).json()).toEqual({ code: 'model_not_found', error: 'no model named "nope"; the served models are "g", "counter"' });
     expect((await post('/v2/models/counter/versions/2/generate', { input_ids: [1] })).json()).toEqual({
       code: 'model_version_not_found',
       error: 'model "counter" has no version "2"; its version is "1"',
@@ -190,6 +209,8 @@ test('metadata, ready, the model list and readiness include generators beside ba
       ],
     });
     expect((await call(port, 'GET', '/v2/health/ready')).json()).toMatchObject({ ready: true, models: { lin: 'ready', counter: 'ready' } });
+    // Triton's own server leaves the generate extension out of its `extensions`, so clients do not look for it there.
+    expect((await call(port, 'GET', '/v2')).json().extensions).toEqual(['binary_tensor_data', 'model_configuration', 'statistics']);
     expect((await call(port, 'POST', '/v2/models/lin/generate', { body: { input_ids: [1] } })).json()).toEqual({
       code: 'not_a_generator',
       error: 'model "lin" is not a generative model; send its requests to POST /v2/models/lin/infer',
@@ -202,9 +223,100 @@ test('metadata, ready, the model list and readiness include generators beside ba
     new TypeError('createInferenceServer: "x" is both in `models` and in `generators`; a name serves one model'),
   );
   expect(() => createInferenceServer({ models: {}, generators: { x: {} as never } })).toThrow(
-    new TypeError('createInferenceServer: generator "x" must be a GenerationHost (with generate() and stop()) or { host, tokenizer? }, got an object'),
+    new TypeError('createInferenceServer: generator "x" must be a GenerationHost (with generate() and stop()), { host, tokenizer? }, or a promise of either; got an object'),
   );
   expect(() => createInferenceServer({ models: {} })).toThrow(/with at least one model \(or `generators` with one\)/);
+});
+
+test('the request\'s "id" comes back in the answer and in every event', async () => {
+  const { s, port } = await serve({ counter: counting() });
+  try {
+    const r = await call(port, 'POST', '/v2/models/counter/generate', { body: { id: '42', input_ids: [1], parameters: { max_tokens: 2 } } });
+    expect(r.json()).toEqual({ id: '42', model_name: 'counter', model_version: '1', output_ids: [2, 3], finish_reason: 'length' });
+    const st = await call(port, 'POST', '/v2/models/counter/versions/1/generate_stream', { body: { id: 'a-7', input_ids: [1], parameters: { max_tokens: 1 } } });
+    expect(events(st.text)).toEqual([
+      { id: 'a-7', model_name: 'counter', model_version: '1', output_ids: [2] },
+      { id: 'a-7', model_name: 'counter', model_version: '1', output_ids: [], finish_reason: 'length' },
+    ]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a stopped generator answers 503 model_stopped with Retry-After, on both routes', async () => {
+  const host = counting();
+  const { s, port } = await serve({ counter: host });
+  try {
+    await host.stop();
+    for (const route of ['generate', 'generate_stream']) {
+      const r = await call(port, 'POST', `/v2/models/counter/${route}`, { body: { input_ids: [1] } });
+      expect({ status: r.status, retry: r.headers['retry-after'], body: r.json() }).toEqual({
+        status: 503,
+        retry: '1',
+        body: { code: 'model_stopped', error: expect.stringMatching(/stopped/) },
+      });
+    }
+  } finally {
+    await s.close();
+  }
+});
+
+test('close() lets a running stream finish, then stops the generator draining', async () => {
+  const model = new ControlledModel<In, { token: number; state: number }>();
+  const host = new GenerationHost(model.fn, { maxBatchSize: 1, initialState: () => 0 });
+  const { s, port } = await serve({ slow: host });
+  const reply = call(port, 'POST', '/v2/models/slow/generate_stream', { body: { input_ids: [1], parameters: { max_tokens: 2 } } });
+  await waitFor(() => model.calls.length === 1, 10_000, 'the first step');
+  const closed = track(s.close());
+  expect(s.ready).toBe(false);
+  model.answer(0, (x) => ({ token: x.token + 1, state: 0 }));
+  await waitFor(() => model.calls.length === 2, 10_000, 'the second step');
+  expect(closed.state).toBe('pending');
+  model.answer(1, (x) => ({ token: x.token + 1, state: 0 }));
+  expect(events((await reply).text).map((e) => e.output_ids ?? e.error)).toEqual([[2], [3], []]);
+  await s.close();
+  await expect(host.generate([1]).collect()).rejects.toThrow(HostStoppedError);
+});
+
+test('a generator given as a promise loads in the background: 503 model_loading until it resolves; one that fails is model_unavailable', async () => {
+  let resolve!: (g: GeneratorEntry) => void;
+  const later = new Promise<GeneratorEntry>((r) => (resolve = r));
+  const { s, port } = await serve({ later, broken: Promise.reject(new Error('no such file: writer.onnx')), junk: Promise.resolve({} as GeneratorEntry) });
+  const list = async () => (await call(port, 'GET', '/v2/models')).json().models as Array<{ name: string; state: string }>;
+  try {
+    await waitFor(async () => (await list()).every((m) => m.name === 'later' || m.state === 'failed'), 10_000, 'the failed loads');
+    expect(await list()).toEqual([
+      { name: 'later', versions: [], state: 'loading' },
+      { name: 'broken', versions: [], state: 'failed' },
+      { name: 'junk', versions: [], state: 'failed' },
+    ]);
+    const loading = await call(port, 'POST', '/v2/models/later/generate', { body: { input_ids: [1] } });
+    expect({ status: loading.status, retry: loading.headers['retry-after'], body: loading.json() }).toEqual({
+      status: 503,
+      retry: '1',
+      body: { code: 'model_loading', error: 'model "later" is still loading' },
+    });
+    expect((await call(port, 'GET', '/v2/models/later')).status).toBe(503);
+    const notReady = await call(port, 'GET', '/v2/models/later/ready');
+    expect({ status: notReady.status, body: notReady.json() }).toEqual({ status: 503, body: { name: 'later', ready: false } });
+    const health = await call(port, 'GET', '/v2/health/ready');
+    expect({ status: health.status, models: health.json().models }).toEqual({ status: 503, models: { later: 'loading', broken: 'failed', junk: 'failed' } });
+    expect((await call(port, 'POST', '/v2/models/broken/generate_stream', { body: { input_ids: [1] } })).json()).toEqual({
+      code: 'model_unavailable',
+      error: 'model "broken" failed to load: no such file: writer.onnx',
+    });
+    expect((await call(port, 'POST', '/v2/models/junk/generate', { body: { input_ids: [1] } })).json()).toEqual({
+      code: 'model_unavailable',
+      error: 'model "junk" failed to load: generator "junk" resolved to an object, not a GenerationHost (with generate() and stop()) or { host, tokenizer? }',
+    });
+
+    resolve({ host: counting(), tokenizer: letters });
+    await waitFor(async () => (await call(port, 'GET', '/v2/models/later/ready')).status === 200, 10_000, 'the generator loaded');
+    const r = await call(port, 'POST', '/v2/models/later/generate', { body: { text_input: 'a', parameters: { max_tokens: 2 } } });
+    expect(r.json()).toEqual({ model_name: 'later', model_version: '1', output_ids: [1, 2], text_output: 'bc', finish_reason: 'length' });
+  } finally {
+    await s.close();
+  }
 });
 
 test('a real ONNX decoder over HTTP: concurrent streamed callers get the tokens of greedy decoding alone', async () => {
