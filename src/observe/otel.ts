@@ -8,6 +8,7 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { Attributes, Link, Meter, SpanContext, Tracer } from '@opentelemetry/api';
 import type { BatchEvent, HostObserver } from '../core/observer';
+import type { GenerationObserver } from '../generate/events';
 import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
 import { requireOptionalPeer } from '../core/optional-peer';
 
@@ -47,8 +48,11 @@ export interface OtelOptions {
 
 /** What {@link otelInstrumentation} returns. */
 export interface OtelInstrumentation {
-  /** Pass as a host's `observer` (or through `combineObservers`); one serves any number of hosts. */
-  readonly observer: HostObserver;
+  /**
+   * Pass as a host's `observer` (or through `combineObservers`), or a `GenerationHost`'s; one
+   * serves any number of hosts.
+   */
+  readonly observer: HostObserver & GenerationObserver;
   /** Reports a host's queue depth and batches in flight as observable gauges; returns the undo. */
   watch(host: WatchedHost): () => void;
 }
@@ -69,6 +73,12 @@ export interface OtelInstrumentation {
  * | `microbatch.batches.in_flight` | observable gauge | `{batch}` | host |
  * | `microbatch.cache.requests` | observable counter (hosts with `cache`) | `{request}` | host, `microbatch.cache.result` (`hit`, `shared`, `miss`) |
  * | `microbatch.cache.entries` | observable gauge (hosts with `cache`) | `{entry}` | host |
+ * | `microbatch.generation.steps` | counter (a `GenerationHost`) | `{step}` | host, `microbatch.step.prefill` |
+ * | `microbatch.generation.step.rows` | histogram | `{row}` | host |
+ * | `microbatch.generation.tokens` | counter | `{token}` | host |
+ * | `microbatch.generation.sequences` | counter | `{sequence}` | host, `microbatch.outcome` |
+ * | `microbatch.generation.time_to_first_token` | histogram | `s` | host |
+ * | `microbatch.generation.tokens_per_second` | histogram, per sequence after its first token | `{token}/s` | host |
  *
  * The batch span (`microbatch.batch`, kind INTERNAL) covers merge, run and split; its attributes
  * are the batch's rows, requests, release reason, queue waits and phase times, and it carries a
@@ -139,7 +149,26 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
     [depth, inFlight, cacheRequests, cacheEntries],
   );
 
-  const observer: HostObserver = {
+  const steps = meter.createCounter('microbatch.generation.steps', { description: 'Decode steps (and prefill calls) of a generation host.', unit: '{step}' });
+  const stepRows = meter.createHistogram('microbatch.generation.step.rows', {
+    description: 'Sequences per decode step.',
+    unit: '{row}',
+    advice: { explicitBucketBoundaries: batchSizeBuckets(options.maxBatchSize ?? 128) },
+  });
+  const tokens = meter.createCounter('microbatch.generation.tokens', { description: 'Tokens generated.', unit: '{token}' });
+  const sequences = meter.createCounter('microbatch.generation.sequences', { description: 'Generated sequences ended, by outcome.', unit: '{sequence}' });
+  const ttft = meter.createHistogram('microbatch.generation.time_to_first_token', {
+    description: 'Time from generate() to the first token.',
+    unit: 's',
+    advice: { explicitBucketBoundaries: seconds },
+  });
+  const tokenRate = meter.createHistogram('microbatch.generation.tokens_per_second', {
+    description: 'Per sequence, tokens per second after its first token.',
+    unit: '{token}/s',
+    advice: { explicitBucketBoundaries: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000] },
+  });
+
+  const observer: HostObserver & GenerationObserver = {
     onBatch(e) {
       const attrs = { 'microbatch.host': e.host };
       batchSize.record(e.rows, attrs);
@@ -153,6 +182,18 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
       if (e.rows === 0) return; // refused before queueing: no wait to report
       queueWait.record(e.queueMs / 1000, attrs);
       if (e.outcome === 'ok') duration.record(e.totalMs / 1000, attrs);
+    },
+    onStep(e) {
+      const attrs = { 'microbatch.host': e.host };
+      steps.add(1, { ...attrs, 'microbatch.step.prefill': e.prefill });
+      stepRows.record(e.sequences, attrs);
+      tokens.add(e.tokens, attrs);
+    },
+    onSequence(e) {
+      const attrs = { 'microbatch.host': e.host };
+      sequences.add(1, { ...attrs, 'microbatch.outcome': e.outcome });
+      if (e.tokens > 0) ttft.record(e.timeToFirstTokenMs / 1000, attrs);
+      if (e.tokensPerSecond > 0) tokenRate.record(e.tokensPerSecond, attrs); // 0: fewer than two tokens, nothing to rate
     },
   };
   // Capture only when tracing: it runs inside every inference() call.

@@ -14,6 +14,8 @@ import { ModelHost } from '../../src/engine/model-host';
 import { ManualClock } from '../../src/core/manual-clock';
 import { otelInstrumentation } from '../../src/observe/otel';
 import { ControlledModel, settle, track } from '../support/controlled-model';
+import { GenerationHost } from '../../src/generate/generation-host';
+import type { StepInput } from '../../src/generate/options';
 
 const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => {
@@ -151,6 +153,30 @@ describe('otelInstrumentation', () => {
     expect(m.get('microbatch.cache.entries')!.dataPoints.map((p) => [p.attributes['microbatch.host'], p.value])).toEqual([['c', 2]]);
     await cached.stop();
     await host.stop(); // idle: nothing to answer
+    await shutdown();
+  });
+  test('a generation host: steps (prefill apart), rows per step, tokens, sequences by outcome, time to first token, tokens per second', async () => {
+    const { otel, metrics, clock, shutdown } = setup();
+    const gen = new GenerationHost(
+      async (xs: readonly StepInput<number>[]) => {
+        clock.advance(5); // each step takes 5 ms on the host clock
+        return xs.map((x) => ({ token: x.token + 1, state: 0 }));
+      },
+      { name: 'writer', maxBatchSize: 4, initialState: () => 0, observer: otel.observer, clock, prefill: async (ps) => ps.map((p) => ({ token: (p.prompt.at(-1) as number) + 1, state: 0 })) },
+    );
+    await Promise.all([gen.generate([1, 2], { maxTokens: 3 }).collect(), gen.generate([5], { stopTokens: [6] }).collect()]);
+    const m = await metrics();
+    const points = (name: string) => m.get(name)!.dataPoints.map((p) => [p.attributes['microbatch.step.prefill'] ?? p.attributes['microbatch.outcome'] ?? p.attributes['microbatch.host'], p.value]);
+    expect(points('microbatch.generation.steps')).toEqual([
+      [true, 1],
+      [false, 2],
+    ]);
+    expect(points('microbatch.generation.tokens')).toEqual([['writer', 4]]);
+    expect(points('microbatch.generation.sequences')).toEqual(expect.arrayContaining([['length', 1], ['stop', 1]]));
+    expect((m.get('microbatch.generation.time_to_first_token') as HistogramMetricData).dataPoints[0]!.value.count).toBe(2);
+    const rate = (m.get('microbatch.generation.tokens_per_second') as HistogramMetricData).dataPoints[0]!.value;
+    expect([rate.count, rate.sum]).toEqual([1, 200]); // 2 tokens after the first, 10 ms apart
+    await gen.stop();
     await shutdown();
   });
 });
