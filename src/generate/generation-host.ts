@@ -208,15 +208,21 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   /**
    * Stops taking prompts (`generate()` then fails with `HostStoppedError`). With `drain` (the
    * default) the waiting and running sequences finish first; without it they end with
-   * `HostStoppedError` at once. Then the executor is stopped.
+   * `HostStoppedError` at once. Then the executor is stopped. Calling it again returns the same
+   * promise (a later `drain: false` still ends what the first call was waiting for).
    */
   stop(options: { drain?: boolean } = {}): Promise<void> {
-    if (this.#stopped !== undefined) return this.#stopped;
+    const drain = options?.drain;
+    if (drain !== undefined && typeof drain !== 'boolean') {
+      return Promise.reject(new TypeError(`${this.#o.name}.stop: expected \`drain\` to be a boolean, got ${describe(drain)}`));
+    }
     this.#stopping = true;
+    // A later stop({ drain: false }) still ends what a draining stop was waiting for.
     if (options.drain === false) {
       const error = (): HostStoppedError => new HostStoppedError(`${this.#o.name}: the host was stopped before this sequence finished`);
       for (const s of [...this.#waiting, ...this.#running]) this.#end(s, error(), 'stopped');
     }
+    if (this.#stopped !== undefined) return this.#stopped;
     this.#stopped = this.onIdle().then(async () => {
       if (this.#starting !== undefined) await this.#starting.catch(() => undefined);
       await this.#executor.stop?.();

@@ -390,6 +390,18 @@ describe('lifecycle and reports', () => {
     await other.step(); // the step in flight ends; nothing follows it
     await hard;
     expect(other.model.calls).toHaveLength(2);
+
+    // A draining stop, then one that does not drain: the second ends what the first waited for.
+    const third = setup();
+    const d = reader(third.host.generate([10]));
+    await settle();
+    const draining = third.host.stop();
+    const again = third.host.stop({ drain: false });
+    expect(again).toBe(draining);
+    await settle();
+    expect(d.error).toBeInstanceOf(HostStoppedError);
+    await third.step();
+    await draining;
   });
 
   test('observer: a step report per step, and per sequence its time to first token and tokens per second on the host clock', async () => {
@@ -434,6 +446,7 @@ describe('lifecycle and reports', () => {
     expect(() => s[Symbol.asyncIterator]()).toThrow(new TypeError('generation.generate: a token stream can be iterated once; keep the tokens you read, or call generate() again'));
     s.cancel();
 
+    await expect(host.stop({ drain: 'no' } as never)).rejects.toThrow(new TypeError('generation.stop: expected `drain` to be a boolean, got "no" (string)'));
     const make = (o: object) => () => new GenerationHost(async () => [], { maxBatchSize: 2, initialState: () => 0, ...o } as never);
     expect(make({ maxBatchSize: 0 })).toThrow(new RangeError('GenerationHost: expected `maxBatchSize` to be an integer from 1 and up, got 0 (number)'));
     expect(make({ initialState: 0 })).toThrow(new TypeError('GenerationHost: expected `initialState` to be a function (prompt) => state, got 0 (number)'));
