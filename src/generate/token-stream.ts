@@ -19,7 +19,8 @@ export class TokenStream implements AsyncIterable<number> {
   #ended = false;
   #error: Error | undefined;
   #reason: FinishReason | undefined;
-  #waiter: { resolve: (r: IteratorResult<number>) => void; reject: (e: Error) => void } | undefined;
+  /** Reads waiting for a token, in call order (a `for await` has one; manual `next()` calls may have more). */
+  readonly #waiters: Array<{ resolve: (r: IteratorResult<number>) => void; reject: (e: Error) => void }> = [];
   #iterated = false;
   readonly #onCancel: () => void;
   readonly #where: string;
@@ -69,11 +70,8 @@ export class TokenStream implements AsyncIterable<number> {
   /** @internal */
   push(token: number): void {
     this.#buffer.push(token);
-    const w = this.#waiter;
-    if (w !== undefined) {
-      this.#waiter = undefined;
-      w.resolve({ done: false, value: this.#buffer[this.#read++] as number });
-    }
+    const w = this.#waiters.shift();
+    if (w !== undefined) w.resolve({ done: false, value: this.#buffer[this.#read++] as number });
   }
 
   /** @internal */
@@ -98,18 +96,17 @@ export class TokenStream implements AsyncIterable<number> {
   }
 
   #wake(): void {
-    const w = this.#waiter;
-    if (w === undefined) return;
-    this.#waiter = undefined;
-    if (this.#error !== undefined) w.reject(this.#error);
-    else w.resolve({ done: true, value: undefined });
+    for (const w of this.#waiters.splice(0)) {
+      if (this.#error !== undefined) w.reject(this.#error);
+      else w.resolve({ done: true, value: undefined });
+    }
   }
 
   #next(): Promise<IteratorResult<number>> {
     if (this.#read < this.#buffer.length) return Promise.resolve({ done: false, value: this.#buffer[this.#read++] as number });
     if (this.#ended) return this.#error !== undefined ? Promise.reject(this.#error) : Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
+      this.#waiters.push({ resolve, reject });
     });
   }
 }

@@ -429,7 +429,7 @@ describe('lifecycle and reports', () => {
   });
 
   test('bad arguments fail the stream with a message that says what was expected; bad options fail the constructor', async () => {
-    const { host } = setup();
+    const { host, step } = setup();
     const errorOf = async (s: TokenStream) => s.collect().then(() => undefined, (e: unknown) => e);
     expect(await errorOf(host.generate([]))).toEqual(
       new RangeError("generation.generate: expected `prompt` to hold at least one token (start it with your model's begin-of-sequence token), got an empty array"),
@@ -441,6 +441,17 @@ describe('lifecycle and reports', () => {
     );
     expect(await errorOf(host.generate([1], { maxTokens: 0 }))).toBeInstanceOf(RangeError);
     expect(await errorOf(host.generate([1], { signal: {} as never }))).toEqual(new TypeError('generation.generate: expected `signal` to be an AbortSignal, got an object'));
+    // Two reads asked before any token: each gets its own, in order.
+    const two = host.generate([30], { maxTokens: 2 })[Symbol.asyncIterator]();
+    const reads = [two.next(), two.next(), two.next()];
+    await settle();
+    await step();
+    await step();
+    expect(await Promise.all(reads)).toEqual([
+      { done: false, value: 31 },
+      { done: false, value: 32 },
+      { done: true, value: undefined },
+    ]);
     const s = host.generate([1], { maxTokens: 1 });
     s[Symbol.asyncIterator]();
     expect(() => s[Symbol.asyncIterator]()).toThrow(new TypeError('generation.generate: a token stream can be iterated once; keep the tokens you read, or call generate() again'));
