@@ -4,6 +4,7 @@ import { Lifecycle, type DependencyContainer, type InjectionToken } from 'tsyrin
 import { describe, toError } from '../core/describe';
 import { MicrobatchError } from '../core/errors';
 import { disposeInReverse } from './dispose';
+import { nameOf } from './batching-metadata';
 
 /**
  * A factory for one piece of context (the loaded model, a tokenizer...). It may be async: the
@@ -192,4 +193,28 @@ export async function releaseContext(loaded: LoadedContext, where: string, first
     await loaded.container.dispose();
   }
   if (failure !== undefined) throw failure;
+}
+
+/**
+ * Creates the context in a child of `parent` and resolves `Class` there: what an inline host of a
+ * decorated class is built from. A class that cannot be resolved releases the context and fails
+ * with a message that says how to inject its parameters. @internal
+ */
+export async function resolveInContext<T>(
+  parent: DependencyContainer,
+  Class: new (...args: never[]) => T,
+  context: ContextProviders | undefined,
+  where: string,
+): Promise<{ loaded: LoadedContext; instance: T }> {
+  const loaded = await loadContext(parent, context, where);
+  try {
+    return { loaded, instance: loaded.container.resolve(Class as unknown as InjectionToken<T>) };
+  } catch (e) {
+    await releaseContext(loaded, where).catch(() => undefined);
+    throw new Error(
+      `${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and ` +
+        'give every constructor parameter a context token with @inject(token)',
+      { cause: e },
+    );
+  }
 }

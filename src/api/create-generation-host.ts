@@ -5,7 +5,7 @@ import { describe } from '../core/describe';
 import { fail, rejectUnknownKeys } from '../core/options';
 import { GenerationHost } from '../generate/generation-host';
 import { GENERATION_OPTION_KEYS } from '../generate/options';
-import { loadContext, releaseContext, type ContextProviders } from './context';
+import { releaseContext, resolveInContext, type ContextProviders } from './context';
 import type { Constructor } from './create-host';
 import { findGeneratingMethod, type GeneratingOptions, type StateOf } from './generating';
 import { nameOf } from './batching-metadata';
@@ -62,14 +62,7 @@ export async function createGenerationHost<T extends object>(Class: Constructor<
   const generation: Record<string, unknown> = { name: `${nameOf(Class)}.${String(found.method)}`, ...found.options };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) generation[k] = v;
 
-  const loaded = await loadContext(container, context, where);
-  let instance: T;
-  try {
-    instance = loaded.container.resolve(Class);
-  } catch (e) {
-    await releaseContext(loaded, where).catch(() => undefined);
-    throw new Error(`${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and give every constructor parameter a context token with @inject(token)`, { cause: e });
-  }
+  const { loaded, instance } = await resolveInContext(container, Class, context, where);
   const self = instance as Record<string | symbol, (arg: unknown) => unknown>;
   try {
     return new GenerationHost<StateOf<T>, unknown, unknown>(

@@ -8,7 +8,7 @@ import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, getBatchingMetadata, nameOf, type BatchingOptions } from './batching-metadata';
 import { findGeneratingMethod } from './generating';
-import { loadContext, releaseContext, type ContextProviders } from './context';
+import { releaseContext, resolveInContext, type ContextProviders, type LoadedContext } from './context';
 import { extname, join } from 'node:path';
 import { findModuleExport, type ExportLocation } from '../executors/worker/find-export';
 import type { WorkerExecutorOptions } from '../executors/worker/options';
@@ -285,22 +285,11 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
  * resolves the class there; `stop()` releases both. A reload makes a new one beside it.
  */
 function inlineExecutor(Class: Constructor<object>, container: DependencyContainer, key: string | symbol, where: string) {
-  let loaded: Awaited<ReturnType<typeof loadContext>> | undefined;
+  let loaded: LoadedContext | undefined;
   let instance: object | undefined;
   return {
     async load(context: ContextProviders | undefined): Promise<void> {
-      const ready = await loadContext(container, context, where);
-      try {
-        instance = ready.container.resolve(Class);
-      } catch (e) {
-        await releaseContext(ready, where).catch(() => undefined);
-        throw new Error(
-          `${where}: could not resolve ${nameOf(Class)} from the container: ${(e as Error).message}. Mark it @injectable() and ` +
-            'give every constructor parameter a context token with @inject(token)',
-          { cause: e },
-        );
-      }
-      loaded = ready;
+      ({ loaded, instance } = await resolveInContext(container, Class, context, where));
     },
     // Looked up per batch, so the method stays the instance's own (spies and overrides included).
     run: (batch: unknown): unknown => (instance as Record<string | symbol, (b: unknown) => unknown>)[key]!(batch),
