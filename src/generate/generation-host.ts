@@ -7,7 +7,7 @@ import { toExecutor, type BatchFunction, type Executor } from '../executors/exec
 import { runPipeline, type PipelineConfig } from '../engine/pipeline';
 import { warn } from '../engine/reporting';
 import type { GenerationObserver, SequenceOutcome } from './events';
-import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput } from './options';
+import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput, stepToken } from './options';
 import { TokenStream } from './token-stream';
 
 /** A snapshot of a generation host's counters. */
@@ -353,18 +353,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     const where = `${this.#o.name}: the ${prefilled ? 'prefill' : 'step'}'s output for a sequence`;
     if (typeof out !== 'object' || out === null) return new TypeError(`${where} must be { logits, state } or { token, state }, got ${describe(out)}`);
     s.state = out.state;
-    let token = out.token;
-    if (token === undefined) {
-      if (out.logits === undefined || typeof out.logits.length !== 'number') return new TypeError(`${where} has neither \`token\` nor \`logits\` (scores over the vocabulary)`);
-      if (!prefilled && s.position + 1 < s.prompt.length) return 0; // a prompt token's output is not chosen from
-      try {
-        token = this.#choose(out.logits);
-      } catch (e) {
-        return toError(e, 'choose');
-      }
-    }
-    if (typeof token !== 'number' || !Number.isInteger(token) || token < 0) return new TypeError(`${where}: expected a token id (an integer from 0 up), got ${describe(token)}`);
-    return token;
+    return stepToken(out, !prefilled && s.position + 1 < s.prompt.length, this.#choose, where);
   }
 
   #cancel(s: Sequence<State>): void {

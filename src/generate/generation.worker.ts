@@ -14,7 +14,7 @@ import { loadExport } from '../executors/worker/find-export';
 import type { WorkerContext } from '../executors/worker/protocol';
 import type { WorkerBatchObject } from '../executors/worker/worker-target';
 import { greedy } from './generation-host';
-import type { StepInput, StepOutput } from './options';
+import { stepToken, type StepInput, type StepOutput } from './options';
 
 /**
  * What a worker module's factory returns for `createWorkerGenerationHost`: the step function and
@@ -121,19 +121,8 @@ export default async function generationWorker(ctx: WorkerContext<GenerationWork
         }
         seq.state = r.state;
         // A prompt token's output is not chosen from; the main thread ignores its token.
-        if (r.token !== undefined || s.position + 1 < seq.promptLength) {
-          results[i] = { token: r.token ?? 0, live: sequences.size };
-          return;
-        }
-        if (r.logits === undefined || typeof r.logits.length !== 'number') {
-          results[i] = new TypeError(`${where}: the step's output for a sequence has neither \`token\` nor \`logits\` (scores over the vocabulary)`);
-          return;
-        }
-        try {
-          results[i] = { token: choose(r.logits), live: sequences.size };
-        } catch (e) {
-          results[i] = toError(e, 'choose');
-        }
+        const token = stepToken(r, s.position + 1 < seq.promptLength, choose, `${where}: the step's output for a sequence`);
+        results[i] = token instanceof Error ? token : { token, live: sequences.size };
       });
       return results;
     },

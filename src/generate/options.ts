@@ -1,6 +1,6 @@
 import type { Batcher } from '../core/batcher';
 import type { Clock } from '../core/clock';
-import { describe } from '../core/describe';
+import { describe, toError } from '../core/describe';
 import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../core/options';
 import type { GenerationObserver } from './events';
 
@@ -29,6 +29,27 @@ export interface StepOutput<State> {
   readonly token?: number;
   /** The state the sequence's next step receives. */
   readonly state: State;
+}
+
+/**
+ * The token of one sequence's step (or prefill) output: its own `token`, else `choose(logits)`;
+ * for the output of a prompt token that is not the prompt's last (`prompting`) nothing is chosen
+ * (0, which the caller ignores). An Error says what is wrong with the output. `where` names the
+ * output in messages. @internal
+ */
+export function stepToken(out: StepOutput<unknown>, prompting: boolean, choose: (logits: ArrayLike<number>) => number, where: string): number | Error {
+  let token = out.token;
+  if (token === undefined) {
+    if (out.logits === undefined || typeof out.logits.length !== 'number') return new TypeError(`${where} has neither \`token\` nor \`logits\` (scores over the vocabulary)`);
+    if (prompting) return 0;
+    try {
+      token = choose(out.logits);
+    } catch (e) {
+      return toError(e, 'choose');
+    }
+  }
+  if (typeof token !== 'number' || !Number.isInteger(token) || token < 0) return new TypeError(`${where}: expected a token id (an integer from 0 up), got ${describe(token)}`);
+  return token;
 }
 
 /** A new sequence's input to the prefill: its whole prompt, and the state `initialState` gave it. */
