@@ -34,6 +34,9 @@ export function batchSizeBuckets(maxBatchSize: number): number[] {
 /** Default bounds, in seconds, for queue wait, run time and request latency: 0.5 ms to 10 s. */
 export const SECONDS_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Bounds, in tokens per second, for a generated sequence's decode speed. */
+export const TOKENS_PER_SECOND_BUCKETS: readonly number[] = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
+
 /** Keeps the set of watched hosts; `watch()` returns its own undo. */
 export class HostSet {
   readonly #hosts = new Set<WatchedHost>();

@@ -9,7 +9,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { Attributes, Link, Meter, SpanContext, Tracer } from '@opentelemetry/api';
 import type { BatchEvent, HostObserver } from '../core/observer';
 import type { GenerationObserver } from '../generate/events';
-import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS, type WatchedHost } from './common';
 import { requireOptionalPeer } from '../core/optional-peer';
 
 // @opentelemetry/api is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
@@ -100,11 +100,12 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const spans = options.spans ?? true;
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
   const hosts = new HostSet();
+  const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
   const batchSize = meter.createHistogram('microbatch.batch.size', {
     description: 'Rows per released batch.',
     unit: '{row}',
-    advice: { explicitBucketBoundaries: batchSizeBuckets(options.maxBatchSize ?? 128) },
+    advice: { explicitBucketBoundaries: [...rowBuckets] },
   });
   const batches = meter.createCounter('microbatch.batches', { description: 'Batches released, by why.', unit: '{batch}' });
   const queueWait = meter.createHistogram('microbatch.queue.wait', {
@@ -153,7 +154,7 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const stepRows = meter.createHistogram('microbatch.generation.step.rows', {
     description: 'Sequences per decode step.',
     unit: '{row}',
-    advice: { explicitBucketBoundaries: batchSizeBuckets(options.maxBatchSize ?? 128) },
+    advice: { explicitBucketBoundaries: [...rowBuckets] },
   });
   const tokens = meter.createCounter('microbatch.generation.tokens', { description: 'Tokens generated.', unit: '{token}' });
   const sequences = meter.createCounter('microbatch.generation.sequences', { description: 'Generated sequences ended, by outcome.', unit: '{sequence}' });
@@ -165,7 +166,7 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const tokenRate = meter.createHistogram('microbatch.generation.tokens_per_second', {
     description: 'Per sequence, tokens per second after its first token.',
     unit: '{token}/s',
-    advice: { explicitBucketBoundaries: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000] },
+    advice: { explicitBucketBoundaries: [...TOKENS_PER_SECOND_BUCKETS] },
   });
 
   const observer: HostObserver & GenerationObserver = {

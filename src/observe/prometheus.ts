@@ -8,7 +8,7 @@ import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
 import type { GenerationObserver } from '../generate/events';
-import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS, type WatchedHost } from './common';
 import { checkRegistry } from './registry';
 
 // prom-client is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
@@ -97,8 +97,9 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const registers = [registry];
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
   const hosts = new HostSet();
+  const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
-  const batchSize = new Histogram({ name: `${p}batch_size`, help: 'Rows per released batch.', labelNames: ['host'], buckets: batchSizeBuckets(options.maxBatchSize ?? 128), registers });
+  const batchSize = new Histogram({ name: `${p}batch_size`, help: 'Rows per released batch.', labelNames: ['host'], buckets: [...rowBuckets], registers });
   const batches = new Counter({ name: `${p}batches_total`, help: 'Batches released, by why they were released.', labelNames: ['host', 'reason'], registers });
   const queueWait = new Histogram({ name: `${p}queue_wait_seconds`, help: 'Time from inference() until the request left the queue.', labelNames: ['host'], buckets: seconds, registers });
   const run = new Histogram({ name: `${p}run_seconds`, help: 'Time a batch spent in the batch function.', labelNames: ['host'], buckets: seconds, registers });
@@ -106,7 +107,7 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const requests = new Counter({ name: `${p}requests_total`, help: 'Requests settled, by outcome.', labelNames: ['host', 'outcome'], registers });
   const padding = new Histogram({ name: `${p}padding_waste_ratio`, help: 'Fraction of a batch that was padding.', labelNames: ['host'], buckets: [0, 0.1, 0.25, 0.5, 0.75, 1], registers });
   const steps = new Counter({ name: `${p}generation_steps_total`, help: 'Decode steps run by a generation host.', labelNames: ['host'], registers });
-  const stepRows = new Histogram({ name: `${p}generation_step_rows`, help: 'Sequences per decode step.', labelNames: ['host'], buckets: batchSizeBuckets(options.maxBatchSize ?? 128), registers });
+  const stepRows = new Histogram({ name: `${p}generation_step_rows`, help: 'Sequences per decode step.', labelNames: ['host'], buckets: [...rowBuckets], registers });
   const stepTime = new Histogram({ name: `${p}generation_step_seconds`, help: 'Time per decode step (merge, step function, split).', labelNames: ['host'], buckets: seconds, registers });
   const tokens = new Counter({ name: `${p}generation_tokens_total`, help: 'Tokens generated.', labelNames: ['host'], registers });
   const sequences = new Counter({ name: `${p}generation_sequences_total`, help: 'Generated sequences ended, by outcome.', labelNames: ['host', 'outcome'], registers });
@@ -115,7 +116,7 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
     name: `${p}generation_tokens_per_second`,
     help: 'Per sequence, tokens per second after its first token.',
     labelNames: ['host'],
-    buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+    buckets: [...TOKENS_PER_SECOND_BUCKETS],
     registers,
   });
   // Gauges read the hosts when scraped, so they are exact at scrape time and cost nothing between scrapes.
