@@ -89,8 +89,11 @@ main(async (args) => {
     ];
   });
   const mb = medianOf('microbatch');
+  const matched = medianOf('microbatch (maxConcurrentBatches 16)');
   const targets: TargetResult[] = [
     { name: 'overhead: microbatch / DataLoader (requests/s)', value: ratio(mb, dl), target: '≥ 1.0', pass: ratio(mb, dl) >= 1.0 },
+    // DataLoader runs every batch it forms at once: the same concurrency isolates the per-request cost.
+    { name: 'overhead at DataLoader\'s concurrency (16 batches in flight)', value: ratio(matched, dl), target: '≥ 1.0', pass: ratio(matched, dl) >= 1.0 },
   ];
   report(
     `Overhead: identity batch function, ${CLIENTS} closed-loop callers, ${total.toLocaleString('en-US')} requests per rep, maxBatchSize ${BATCH} (median of ${reps})`,

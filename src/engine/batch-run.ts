@@ -8,23 +8,41 @@ import type { ReleaseReason } from '../core/policy';
 import { runPipeline, type PipelineConfig } from './pipeline';
 import type { Reporter } from './reporting';
 import { batchTimedOut } from './settle-errors';
-import { RequestState, type PendingRequest } from './request';
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
 
 /** A batch that held the event loop this long defers the host's next decision past the timers phase. */
 const BLOCKED_LOOP_MS = 1;
 
+/**
+ * A batch the host released, whatever queued it: request objects (`RequestBatch`) or the plain
+ * lane (`LaneBatch`). Read per batch, and per request only for reports.
+ * @internal
+ */
+export interface ReleasedBatch<In> {
+  /** Requests in it. */
+  readonly length: number;
+  /** Their rows (valid after `start`). */
+  readonly rows: number;
+  /** Marks the requests running from `startedAt`; returns their items, in order. */
+  start(startedAt: number): readonly In[];
+  /** When request `i` was queued (clock ms). */
+  enqueuedAt(i: number): number;
+  /** What the observer's `captureContext` returned for request `i`. */
+  context(i: number): unknown;
+}
+
 /** What a batch run needs from its host: its current options and the ways to settle. @internal */
-export interface BatchRunHost<In, Out> {
+export interface BatchRunHost<In, Out, B extends ReleasedBatch<In>> {
   readonly options: ResolvedOptions;
   readonly pipeline: PipelineConfig<In, Out, unknown, unknown>;
   readonly reporter: Reporter;
   /** Requests still queued, for the batch event. */
   queued(): number;
   /** Settles each request with its own result; returns how many got a value. One call per batch. */
-  settle(batch: readonly PendingRequest<In, Out>[], results: ReadonlyArray<Out | Error>): number;
-  reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
+  settle(batch: B, results: ReadonlyArray<Out | Error>): number;
+  /** Rejects request `i` of the batch (unless it is settled already). */
+  rejectAt(batch: B, i: number, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
   /** The batch takes a slot and counts in the stats; returns what `finished` hands back. */
   started(requests: number, rows: number): unknown;
   /**
@@ -41,18 +59,11 @@ export interface BatchRunHost<In, Out> {
  * freed, and its late result is discarded.
  * @internal
  */
-export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingRequest<In, Out>[], reason: ReleaseReason): void {
+export function runBatch<In, Out, B extends ReleasedBatch<In>>(host: BatchRunHost<In, Out, B>, batch: B, reason: ReleaseReason): void {
   const o = host.options;
   const startedAt = o.clock.now();
-  let rows = 0;
-  const items = new Array<In>(batch.length);
-  for (let i = 0; i < batch.length; i++) {
-    const r = batch[i] as PendingRequest<In, Out>;
-    r.state = RequestState.Running;
-    r.startedAt = startedAt;
-    rows += r.rows;
-    items[i] = r.item;
-  }
+  const items = batch.start(startedAt);
+  const rows = batch.rows;
   const token = host.started(batch.length, rows);
 
   let finished = false;
@@ -76,9 +87,8 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
     batchTimer = o.clock.setTimer(() => {
       if (finished) return;
       const elapsed = o.clock.now() - startedAt;
-      for (const r of batch) {
-        host.reject(r, batchTimedOut(o.name, o.batchTimeoutMs, o.clock.now() - r.enqueuedAt), 'timeout');
-      }
+      const now = o.clock.now();
+      for (let i = 0; i < batch.length; i++) host.rejectAt(batch, i, batchTimedOut(o.name, o.batchTimeoutMs, now - batch.enqueuedAt(i)), 'timeout');
       o.policy.observe?.({ rows, requests: batch.length, runMs: elapsed, ok: false });
       finish();
     }, o.batchTimeoutMs);
@@ -95,15 +105,16 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
     (result) => {
       if (finished) return;
       // Read before settling: settling clears each request's context.
-      const contexts = reporter.captures ? batch.map((r) => r.extras?.context) : EMPTY;
+      const contexts = reporter.captures ? Array.from({ length: batch.length }, (_, i) => batch.context(i)) : EMPTY;
       const succeeded = host.settle(batch, result.results);
       o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
       if (reportBatch) {
         let waitSum = 0;
         let oldest = Infinity;
-        for (const r of batch) {
-          waitSum += startedAt - r.enqueuedAt;
-          if (r.enqueuedAt < oldest) oldest = r.enqueuedAt;
+        for (let i = 0; i < batch.length; i++) {
+          const at = batch.enqueuedAt(i);
+          waitSum += startedAt - at;
+          if (at < oldest) oldest = at;
         }
         reporter.batch({
           host: o.name,
@@ -130,7 +141,7 @@ export function runBatch<In, Out>(host: BatchRunHost<In, Out>, batch: PendingReq
     (e: unknown) => {
       if (finished) return;
       const error = toError(e, 'microbatch');
-      for (const r of batch) host.reject(r, error, 'error');
+      for (let i = 0; i < batch.length; i++) host.rejectAt(batch, i, error, 'error');
       finish();
     },
   );

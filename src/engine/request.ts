@@ -1,4 +1,5 @@
 import type { TimerHandle } from '../core/clock';
+import type { ReleasedBatch } from './batch-run';
 
 /** Life of a request: waiting in the queue, part of a running batch, or answered. */
 export enum RequestState {
@@ -46,4 +47,38 @@ export class RequestExtras {
   onAbort: (() => void) | undefined = undefined;
   /** What the observer's `captureContext` returned in the caller's async context. */
   context: unknown = undefined;
+}
+
+/** A released batch of request objects (see {@link ReleasedBatch}). @internal */
+export class RequestBatch<In, Out> implements ReleasedBatch<In> {
+  rows = 0;
+
+  constructor(readonly requests: ReadonlyArray<PendingRequest<In, Out>>) {}
+
+  get length(): number {
+    return this.requests.length;
+  }
+
+  start(startedAt: number): readonly In[] {
+    const requests = this.requests;
+    const items = new Array<In>(requests.length);
+    let rows = 0;
+    for (let i = 0; i < requests.length; i++) {
+      const r = requests[i] as PendingRequest<In, Out>;
+      r.state = RequestState.Running;
+      r.startedAt = startedAt;
+      rows += r.rows;
+      items[i] = r.item;
+    }
+    this.rows = rows;
+    return items;
+  }
+
+  enqueuedAt(i: number): number {
+    return (this.requests[i] as PendingRequest<In, Out>).enqueuedAt;
+  }
+
+  context(i: number): unknown {
+    return (this.requests[i] as PendingRequest<In, Out>).extras?.context;
+  }
 }

@@ -1,0 +1,165 @@
+import type { ReleasedBatch } from './batch-run';
+
+/**
+ * Requests in the order they came, already cut into batches, without an object per request: what
+ * a request with no per-request options (no signal, timeout or priority) costs on a host whose
+ * settings can never need one (see `ModelHost`'s lane rule). Each batch keeps parallel arrays of
+ * items, settle functions and enqueue times, and is handed to the batch run as it is when it is
+ * taken whole. Measured in one process against the request-object queue, alternating: the
+ * request object and the copies into and out of the queue were ~25% of the engine's cost per
+ * request (docs/performance.md, "The plain lane").
+ * @internal
+ */
+export class LaneBatch<In, Out> implements ReleasedBatch<In> {
+  readonly items: In[] = [];
+  readonly resolves: Array<(value: Out) => void> = [];
+  readonly rejects: Array<(error: Error) => void> = [];
+  /**
+   * Enqueue times, run-length coded: entry `k` says requests from index `runStarts[k]` on came at
+   * `runTimes[k]`. The host reads the clock once per burst of calls, so a burst is one run and a
+   * request costs one comparison here instead of a stored number.
+   */
+  readonly runStarts: number[] = [];
+  readonly runTimes: number[] = [];
+  /** The lane's burst that the last run belongs to. */
+  runSeq = -1;
+  startedAt = 0;
+
+  get length(): number {
+    return this.items.length;
+  }
+  get rows(): number {
+    return this.items.length;
+  }
+  start(startedAt: number): readonly In[] {
+    this.startedAt = startedAt;
+    return this.items;
+  }
+  enqueuedAt(i: number): number {
+    const starts = this.runStarts;
+    let k = starts.length - 1;
+    while (k > 0 && (starts[k] as number) > i) k--;
+    return this.runTimes[k] as number;
+  }
+
+  /** Appends one request (the slow way: the lane's own `push` appends by burst). */
+  append(item: In, enqueuedAt: number, resolve: (value: Out) => void, reject: (error: Error) => void): void {
+    const times = this.runTimes;
+    if (times.length === 0 || times[times.length - 1] !== enqueuedAt) {
+      this.runStarts.push(this.items.length);
+      times.push(enqueuedAt);
+    }
+    this.items.push(item);
+    this.resolves.push(resolve);
+    this.rejects.push(reject);
+  }
+  context(): unknown {
+    return undefined;
+  }
+
+  /** Moves the first `n` requests to the end of `to` (a rare path: one at a time is fine). */
+  moveTo(to: LaneBatch<In, Out>, n: number): void {
+    const times = this.items.map((_, i) => this.enqueuedAt(i));
+    for (let i = 0; i < n; i++) to.append(this.items[i] as In, times[i] as number, this.resolves[i] as (value: Out) => void, this.rejects[i] as (error: Error) => void);
+    this.items.splice(0, n);
+    this.resolves.splice(0, n);
+    this.rejects.splice(0, n);
+    this.runStarts.length = 0;
+    this.runTimes.length = 0;
+    for (let i = n; i < times.length; i++) {
+      const at = times[i] as number;
+      if (i === n || this.runTimes[this.runTimes.length - 1] !== at) {
+        this.runStarts.push(i - n);
+        this.runTimes.push(at);
+      }
+    }
+  }
+}
+
+/** The host's plain requests, FIFO, formed into batches of up to `maxRows` as they arrive. @internal */
+export class PlainLane<In, Out> {
+  #batches: Array<LaneBatch<In, Out>> = [];
+  /** The last formed batch while it is still waiting (new requests join it). */
+  #last: LaneBatch<In, Out> | undefined = undefined;
+  /** Requests waiting. */
+  size = 0;
+  // The current burst: its enqueue time, and a number that changes with it. A request compares
+  // the small integer, not the time: a time read or passed per request is a boxed double, an
+  // allocation each (measured: ~11 ns per request in the overhead scenario).
+  #at = 0;
+  #seq = 0;
+
+  /** Requests pushed from now on were enqueued at `at` (the host calls this once per burst). */
+  stamp(at: number): void {
+    if (at === this.#at) return;
+    this.#at = at;
+    this.#seq++;
+  }
+
+  /**
+   * Appends a request at the stamped time, to the last formed batch if it has room for it. Small
+   * on purpose, so that it inlines into `inference()`: opening a batch or a run is `#prepare`'s.
+   */
+  push(item: In, resolve: (value: Out) => void, reject: (error: Error) => void, maxRows: number): void {
+    let b = this.#last;
+    if (b === undefined || b.items.length >= maxRows || b.runSeq !== this.#seq) b = this.#prepare(maxRows);
+    b.items.push(item);
+    b.resolves.push(resolve);
+    b.rejects.push(reject);
+    this.size++;
+  }
+
+  /** The batch the next request joins, with a run open for the current burst. */
+  #prepare(maxRows: number): LaneBatch<In, Out> {
+    let b = this.#last;
+    if (b === undefined || b.items.length >= maxRows) {
+      b = this.#last = new LaneBatch<In, Out>();
+      this.#batches.push(b);
+    }
+    if (b.runSeq !== this.#seq) {
+      b.runSeq = this.#seq;
+      b.runStarts.push(b.items.length);
+      b.runTimes.push(this.#at);
+    }
+    return b;
+  }
+
+  /** Enqueue time of the oldest waiting request; only valid when `size > 0`. */
+  oldestEnqueuedAt(): number {
+    return (this.#batches[0] as LaneBatch<In, Out>).runTimes[0] as number;
+  }
+
+  /**
+   * Removes and returns the oldest `min(maxRows, size)` requests (size > 0): the first formed batch
+   * itself when it is exactly that, otherwise a new batch cut and joined from the formed ones (after
+   * `configure()` changed `maxBatchSize`, or a policy released fewer rows).
+   */
+  take(maxRows: number): LaneBatch<In, Out> {
+    const batches = this.#batches;
+    const head = batches[0] as LaneBatch<In, Out>;
+    if (head.length === Math.min(maxRows, this.size)) {
+      batches.shift();
+      if (head === this.#last) this.#last = undefined;
+      this.size -= head.length;
+      return head;
+    }
+    const out = new LaneBatch<In, Out>();
+    while (out.length < maxRows && batches.length > 0) {
+      const first = batches[0] as LaneBatch<In, Out>;
+      first.moveTo(out, Math.min(maxRows - out.length, first.length));
+      if (first.length === 0) batches.shift();
+    }
+    if (batches.length === 0) this.#last = undefined;
+    this.size -= out.length;
+    return out;
+  }
+
+  /** Removes and returns every waiting request, as the batches they were in. */
+  clear(): Array<LaneBatch<In, Out>> {
+    const all = this.#batches;
+    this.#batches = [];
+    this.#last = undefined;
+    this.size = 0;
+    return all;
+  }
+}
