@@ -128,6 +128,25 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(lone).toEqual({ release: true, maxRows: 1, reason: 'idle' });
   });
 
+  test('does not take a wait shorter than minWaitMs (default 1 ms: what a Node timer can keep)', () => {
+    // a = 0.4 ms fixed cost, 0.06 ms per row, an arrival every 0.2 ms: the gain window for one
+    // waiting row is 0.4 - (0.06 + 0.2) = 0.14 ms, half of it 0.07 ms: a wait no timer can keep.
+    const reqs = (now: number) => [req(now - 0.6), req(now - 0.4), req(now - 0.2), req(now)];
+    const lone = (now: number) => [req(now)];
+    const p = new AdaptivePolicy();
+    teach(p, 0.4, 0.06);
+    p.decide(view({ now: 100, reqs: reqs(100) })); // arrivals seen: the rate is 5 rows/ms
+    expect(p.decide(view({ now: 100.2, reqs: lone(100.2) }))).toEqual({ release: true, maxRows: 1, reason: 'idle' });
+    expect(p.stats.waits).toBe(0);
+    const fine = new AdaptivePolicy({ minWaitMs: 0 });
+    teach(fine, 0.4, 0.06);
+    fine.decide(view({ now: 100, reqs: reqs(100) }));
+    const d = fine.decide(view({ now: 100.2, reqs: lone(100.2) }));
+    expect(d.release).toBe(false);
+    expect((d as { wakeAt: number }).wakeAt).toBeCloseTo(100.27, 5);
+    expect(() => new AdaptivePolicy({ minWaitMs: -1 })).toThrow('AdaptivePolicy: expected `minWaitMs` to be a number >= 0, got -1');
+  });
+
   test('never waits with patience 0 or while another batch runs', () => {
     const p = new AdaptivePolicy({ patience: 0 });
     teach(p, 20, 0.1);
@@ -280,7 +299,8 @@ describe('AdaptivePolicy on a host (fake clock)', () => {
   test('predictive waiting on a host: an idle model waits for an arrival it expects soon, and the wake-up is reported as timer', async () => {
     const arrivals = [0, 0.5, 1, 1.5, 2, 40, 40.4, 42];
     const play = async (patience: number) => {
-      const { host, clock, model, policy, events } = setup({ a: 20, b: 0.1, maxBatchSize: 4, policy: new AdaptivePolicy({ patience }) });
+      // The fake clock keeps fine time: no timer granularity to respect.
+      const { host, clock, model, policy, events } = setup({ a: 20, b: 0.1, maxBatchSize: 4, policy: new AdaptivePolicy({ patience, minWaitMs: 0 }) });
       teach(policy, 20, 0.1);
       // Event by event, so the host decides at the exact times its timers and the arrivals fall due.
       const to = async (t: number) => {
