@@ -13,7 +13,7 @@ import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } f
 import { greedyPolicy, type LatencyModelView, type QueuedRequestInfo, type ReleaseDecision, type ReleaseReason } from '../core/policy';
 import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
 import { runBatch, type BatchRunHost, type ReleasedBatch } from './batch-run';
-import { LaneBatch, PlainLane } from './plain-lane';
+import { LaneBatch, PlainLane, type Settle } from './plain-lane';
 import type { PipelineConfig } from './pipeline';
 import { LiveQueueView } from './queue-view';
 import { Reporter } from './reporting';
@@ -257,7 +257,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       const lane = this.#lane;
       // Once per burst on the real clock (#burstNow caches it), per call on an injected one.
       if (!this.#nowCached) lane.stamp(this.#burstNow());
-      lane.push(item, nextResolve, nextReject, this.#o.maxBatchSize);
+      lane.push(item, nextResolve, this.#o.maxBatchSize);
       this.#schedule();
       return promise;
     }
@@ -674,7 +674,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #spillLane(): void {
     for (const b of this.#lane.clear()) {
       for (let i = 0; i < b.length; i++) {
-        this.#queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), b.resolves[i] as (value: Out) => void, b.rejects[i] as (error: Error) => void));
+        const resolve = b.resolves[i] as Settle<Out>;
+        this.#queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error))));
       }
     }
   }
@@ -718,7 +719,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         const value = results[i];
         if (isError(value)) {
           this.#stats.reject('error');
-          (b.rejects[i] as (error: Error) => void)(value);
+          b.rejectAt(i, value);
           if (report) this.#reporter.settled({ rows: 1, enqueuedAt: b.enqueuedAt(i), startedAt: b.startedAt }, 'error');
         } else {
           (b.resolves[i] as (value: Out) => void)(value as Out);
@@ -743,7 +744,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (batch instanceof LaneBatch) {
       const b = batch as LaneBatch<In, Out>;
       this.#stats.reject(outcome);
-      (b.rejects[i] as (error: Error) => void)(error);
+      b.rejectAt(i, error);
       if (this.#reporter.requests) this.#reporter.settled({ rows: 1, enqueuedAt: b.enqueuedAt(i), startedAt: b.startedAt }, outcome);
       return;
     }

@@ -40,7 +40,7 @@ describe('PlainLane', () => {
   test('forms batches of maxRows as requests arrive and hands the first one over whole', () => {
     const lane = new PlainLane<number, number>();
     lane.stamp(5);
-    for (let i = 0; i < 10; i++) lane.push(i, noop, noop, 4);
+    for (let i = 0; i < 10; i++) lane.push(i, noop, 4);
     expect(lane.size).toBe(10);
     const first = lane.take(4);
     expect(first).toBeInstanceOf(LaneBatch);
@@ -54,7 +54,7 @@ describe('PlainLane', () => {
   test('cuts a formed batch when fewer rows are wanted, and joins formed batches when more are', () => {
     const lane = new PlainLane<number, number>();
     lane.stamp(0);
-    for (let i = 0; i < 10; i++) lane.push(i, noop, noop, 4);
+    for (let i = 0; i < 10; i++) lane.push(i, noop, 4);
     expect(lane.take(3).items).toEqual([0, 1, 2]);
     expect(lane.take(6).items).toEqual([3, 4, 5, 6, 7, 8]);
     expect(lane.take(6).items).toEqual([9]);
@@ -65,7 +65,7 @@ describe('PlainLane', () => {
     const at = [0, 0, 1, 1, 1, 2, 3, 3, 3, 3];
     at.forEach((t, i) => {
       lane.stamp(t);
-      lane.push(i, noop, noop, 4);
+      lane.push(i, noop, 4);
     });
     expect(lane.oldestEnqueuedAt()).toBe(0);
     const a = lane.take(3);
@@ -81,15 +81,15 @@ describe('PlainLane', () => {
   test('a stamp with an unchanged time keeps the run going; clear() returns what waits', () => {
     const lane = new PlainLane<number, number>();
     lane.stamp(7);
-    lane.push(1, noop, noop, 8);
+    lane.push(1, noop, 8);
     lane.stamp(7);
-    lane.push(2, noop, noop, 8);
+    lane.push(2, noop, 8);
     const all = lane.clear();
     expect(all).toHaveLength(1);
     expect((all[0] as LaneBatch<number, number>).runTimes).toEqual([7]);
     expect(lane.size).toBe(0);
     lane.stamp(8);
-    lane.push(3, noop, noop, 8); // a new batch after clear(), not the cleared one
+    lane.push(3, noop, 8); // a new batch after clear(), not the cleared one
     expect(lane.take(8).items).toEqual([3]);
   });
 });
@@ -210,6 +210,22 @@ describe('plain requests on a host', () => {
     await settle();
     expect(ps.map((p) => p.state)).toEqual(['resolved', 'rejected', 'resolved']);
     expect(ps[1]?.error).toEqual(new RangeError('bad item 2'));
+    expect(host.stats.rejected.error).toBe(1);
+  });
+
+  test('a plain request moved into the queue still rejects with its own Error result', async () => {
+    const { model, host } = setup({ maxBatchSize: 4 });
+    const { first } = await busy(host, model);
+    const plain = track(host.inference(1));
+    const timed = track(host.inference(2, { timeoutMs: 1000 })); // moves `plain` into the queue
+    model.answer(0, (x) => x);
+    await settle();
+    model.answer(1, (x) => (x === 1 ? new TypeError('bad row 1') : x));
+    await settle();
+    await expect(first).resolves.toBe(-1);
+    expect(plain.state).toBe('rejected');
+    expect(plain.error).toEqual(new TypeError('bad row 1'));
+    expect(timed).toMatchObject({ state: 'resolved', value: 2 });
     expect(host.stats.rejected.error).toBe(1);
   });
 
