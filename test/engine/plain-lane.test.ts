@@ -51,6 +51,19 @@ describe('PlainLane', () => {
     expect(lane.size).toBe(0);
   });
 
+  test('a batch larger than its presized arrays grows past them, and leaves the lane trimmed to what it holds', () => {
+    const lane = new PlainLane<number, number>();
+    lane.stamp(0);
+    for (let i = 0; i < 700; i++) lane.push(i, noop, 300);
+    const a = lane.take(300);
+    expect([a.items.length, a.resolves.length, a.length]).toEqual([300, 300, 300]);
+    expect(a.items).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    lane.take(300);
+    const rest = lane.take(300);
+    expect([rest.items.length, rest.resolves.length]).toEqual([100, 100]);
+    expect(Object.keys(rest.items)).toHaveLength(100); // no holes handed to a batch function
+  });
+
   test('cuts a formed batch when fewer rows are wanted, and joins formed batches when more are', () => {
     const lane = new PlainLane<number, number>();
     lane.stamp(0);
