@@ -153,15 +153,25 @@ export class AdaptivePolicy implements ReleasePolicy {
   readonly #overloadMs: number;
   readonly #minWaitMs: number;
 
-  /** Recent arrivals (time, rows), oldest first, at most `rateWindow`. */
-  #arrivals: Array<{ t: number; rows: number }> = [];
+  /** The last `rateWindow` arrivals' times and rows, a ring written at `#arrivalsNext`. */
+  readonly #arrivalT: Float64Array;
+  readonly #arrivalRows: Float64Array;
+  #arrivalsNext = 0;
+  #arrivalsCount = 0;
   /** Arrivals within the last `overloadMs`, for the overload test (times and rows, oldest first). */
   #recentT: number[] = [];
   #recentRows: number[] = [];
   #recentHead = 0;
   #recentSum = 0;
   #firstArrival = Infinity;
-  #seen = new WeakSet<object>();
+  /**
+   * Newest enqueue time counted as an arrival. A request enqueued after it is new; one enqueued
+   * at it is new unless it is in `#atLastT`. Identity is only needed for ties (a burst shares one
+   * clock reading): looking every request up in a WeakSet cost ~40% of a decision.
+   */
+  #lastT = -Infinity;
+  /** The requests counted with enqueue time `#lastT` (weak: a released request must not be kept). */
+  #atLastT = new WeakSet<object>();
   /** Predicted ends (and run-time variances) of the batches this policy released and the host still runs. */
   #running: Slot[] = [];
   #waitingUntil = -Infinity;
@@ -178,6 +188,8 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? Infinity);
     this.#marginMs = nonNegative('marginMs', options.marginMs ?? 0);
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? 32)));
+    this.#arrivalT = new Float64Array(this.#rateWindow);
+    this.#arrivalRows = new Float64Array(this.#rateWindow);
     this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? 8)));
     this.#patience = Math.min(1, nonNegative('patience', options.patience ?? 0.5));
     this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? 1000);
@@ -389,20 +401,14 @@ export class AdaptivePolicy implements ReleasePolicy {
     const margin = this.#marginMs;
     const items: Item[] = [];
     this.#newest = -Infinity;
+    const lastT = this.#lastT;
     for (const info of view.requests()) {
-      if (info.enqueuedAt > this.#newest) this.#newest = info.enqueuedAt;
-      const due = Math.min(info.deadline, info.enqueuedAt + budget) - margin;
+      const t = info.enqueuedAt;
+      if (t > this.#newest) this.#newest = t;
+      const due = Math.min(info.deadline, t + budget) - margin;
       items.push({ info, rows: info.rows, due });
-      if (!this.#seen.has(info)) {
-        this.#seen.add(info);
-        this.#arrivals.push({ t: info.enqueuedAt, rows: info.rows });
-        if (info.enqueuedAt < this.#firstArrival) this.#firstArrival = info.enqueuedAt;
-        this.#recentT.push(info.enqueuedAt);
-        this.#recentRows.push(info.rows);
-        this.#recentSum += info.rows;
-      }
+      if (t > lastT || (t === lastT && !this.#atLastT.has(info))) this.#arrived(info);
     }
-    if (this.#arrivals.length > this.#rateWindow) this.#arrivals.splice(0, this.#arrivals.length - this.#rateWindow);
     const since = view.now - this.#overloadMs;
     while (this.#recentHead < this.#recentT.length && (this.#recentT[this.#recentHead] as number) < since) {
       this.#recentSum -= this.#recentRows[this.#recentHead] as number;
@@ -417,17 +423,39 @@ export class AdaptivePolicy implements ReleasePolicy {
     return items;
   }
 
+  /** Counts a request seen for the first time. */
+  #arrived(info: QueuedRequestInfo): void {
+    const t = info.enqueuedAt;
+    if (t > this.#lastT) {
+      this.#lastT = t;
+      this.#atLastT = new WeakSet();
+    }
+    // Only a request at the newest time can be seen again with a time equal to `#lastT`.
+    if (t === this.#lastT) this.#atLastT.add(info);
+    const at = this.#arrivalsNext;
+    this.#arrivalT[at] = t;
+    this.#arrivalRows[at] = info.rows;
+    this.#arrivalsNext = at + 1 === this.#rateWindow ? 0 : at + 1;
+    if (this.#arrivalsCount < this.#rateWindow) this.#arrivalsCount++;
+    if (t < this.#firstArrival) this.#firstArrival = t;
+    this.#recentT.push(t);
+    this.#recentRows.push(info.rows);
+    this.#recentSum += info.rows;
+  }
+
   /**
    * Arrival rate in rows per millisecond over the remembered arrivals, measured up to `now` so
    * that it decays during a quiet spell (an idle host forgets an old burst).
    */
   #rate(now: number): number {
-    const a = this.#arrivals;
-    if (a.length < 2) return 0;
+    const n = this.#arrivalsCount;
+    if (n < 2) return 0;
+    const ts = this.#arrivalT;
+    const rs = this.#arrivalRows;
     let first = Infinity;
     let rows = 0;
-    for (const x of a) first = Math.min(first, x.t);
-    for (const x of a) if (x.t > first) rows += x.rows;
+    for (let i = 0; i < n; i++) if ((ts[i] as number) < first) first = ts[i] as number;
+    for (let i = 0; i < n; i++) if ((ts[i] as number) > first) rows += rs[i] as number;
     const span = now - first;
     return span > 0 ? rows / span : 0;
   }

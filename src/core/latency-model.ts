@@ -56,6 +56,7 @@ export interface LatencyModelState {
 }
 
 interface Slot {
+  readonly rows: number;
   count: number;
   mean: number;
   variance: number;
@@ -85,6 +86,8 @@ export class LatencyModel implements LatencyModelView {
   readonly #k: number;
   readonly #maxWeight: number;
   readonly #sizes = new Map<number, Slot>();
+  /** The same slots in first-seen order: the refit walks an array (a Map's entries allocate pairs). */
+  readonly #slots: Slot[] = [];
   #samples = 0;
   #dirty = true;
   #a = 0;
@@ -114,8 +117,9 @@ export class LatencyModel implements LatencyModelView {
     if (!outcome.ok || !(outcome.rows >= 1) || !Number.isFinite(outcome.runMs) || outcome.runMs < 0) return;
     let s = this.#sizes.get(outcome.rows);
     if (s === undefined) {
-      s = { count: 0, mean: 0, variance: 0 };
+      s = { rows: outcome.rows, count: 0, mean: 0, variance: 0 };
       this.#sizes.set(outcome.rows, s);
+      this.#slots.push(s);
     }
     s.count++;
     const w = Math.max(1 / s.count, this.#alpha);
@@ -248,7 +252,10 @@ export class LatencyModel implements LatencyModelView {
     let sx = 0;
     let sy = 0;
     let rel = 0;
-    for (const [rows, s] of this.#sizes) {
+    const slots = this.#slots;
+    for (let i = 0; i < n; i++) {
+      const s = slots[i] as Slot;
+      const rows = s.rows;
       const w = Math.min(s.count, this.#maxWeight);
       sw += w;
       sx += w * rows;
@@ -258,9 +265,9 @@ export class LatencyModel implements LatencyModelView {
     }
     this.#relStd = rel / sw;
     if (n === 1) {
-      const [rows, s] = this.#sizes.entries().next().value as [number, Slot];
+      const s = slots[0] as Slot;
       this.#fit = 'single-size';
-      this.#singleRows = rows;
+      this.#singleRows = s.rows;
       this.#singleMean = s.mean;
       return;
     }
@@ -268,7 +275,9 @@ export class LatencyModel implements LatencyModelView {
     const my = sy / sw;
     let sxx = 0;
     let sxy = 0;
-    for (const [rows, s] of this.#sizes) {
+    for (let i = 0; i < n; i++) {
+      const s = slots[i] as Slot;
+      const rows = s.rows;
       const w = Math.min(s.count, this.#maxWeight);
       sxx += w * (rows - mx) * (rows - mx);
       sxy += w * (rows - mx) * (s.mean - my);
@@ -283,7 +292,9 @@ export class LatencyModel implements LatencyModelView {
       a = 0;
       let swx = 0;
       let swxx = 0;
-      for (const [rows, s] of this.#sizes) {
+      for (let i = 0; i < n; i++) {
+        const s = slots[i] as Slot;
+        const rows = s.rows;
         const w = Math.min(s.count, this.#maxWeight);
         swx += w * rows * s.mean;
         swxx += w * rows * rows;

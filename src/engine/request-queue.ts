@@ -38,9 +38,6 @@ class Fifo<T> {
       this.head = 0;
     }
   }
-  *[Symbol.iterator](): IterableIterator<T> {
-    for (let i = this.head; i < this.items.length; i++) yield this.items[i] as T;
-  }
 }
 
 interface Level<T> {
@@ -139,20 +136,36 @@ export class RequestQueue<T extends Queueable> {
   /** Earliest deadline among live entries (`Infinity` if none has one). O(size). */
   earliestDeadline(): number {
     let earliest = Infinity;
-    for (const e of this.live()) if (e.deadline < earliest) earliest = e.deadline;
+    for (const level of this.#levels) {
+      const { items, head } = level.fifo;
+      for (let i = head; i < items.length; i++) {
+        const e = items[i] as T;
+        if (e.state === RequestState.Queued && e.deadline < earliest) earliest = e.deadline;
+      }
+    }
     return earliest;
   }
 
-  /** Live entries in priority order (does not remove them). */
-  *live(): IterableIterator<T> {
+  /**
+   * Live entries in priority order, as a new array (does not remove them). An array rather than a
+   * generator: a policy reads the queue at every decision, and two nested generators cost more
+   * than the decision itself on short queues.
+   */
+  live(): T[] {
+    const out: T[] = [];
     for (const level of this.#levels) {
-      for (const e of level.fifo) if (e.state === RequestState.Queued) yield e;
+      const { items, head } = level.fifo;
+      for (let i = head; i < items.length; i++) {
+        const e = items[i] as T;
+        if (e.state === RequestState.Queued) out.push(e);
+      }
     }
+    return out;
   }
 
   /** Removes and returns every live entry. */
   clear(): T[] {
-    const all = [...this.live()];
+    const all = this.live();
     this.#levels = [];
     this.#size = 0;
     this.#rows = 0;

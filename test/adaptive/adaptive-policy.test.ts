@@ -147,6 +147,22 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(() => new AdaptivePolicy({ minWaitMs: -1 })).toThrow('AdaptivePolicy: expected `minWaitMs` to be a number >= 0, got -1');
   });
 
+  test('counts each arrival once: a queue seen again changes nothing, a burst sharing the newest time is counted', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 20, 0.1);
+    const four = [req(97), req(98), req(99), req(100)];
+    // 3 rows in 3 ms after the first: 1 row/ms; window 20 - 4·(0.1 + 1) = 15.6, half of it waited.
+    const first = p.decide(view({ reqs: four }));
+    expect(first).toEqual({ release: false, wakeAt: 107.8 });
+    expect(p.decide(view({ reqs: four }))).toEqual(first);
+    // Four more enqueued at 100, the newest time already seen: 7 rows in 3 ms.
+    const eight = [...four, req(100), req(100), req(100), req(100)];
+    const d = p.decide(view({ reqs: eight }));
+    expect(d.release).toBe(false);
+    expect((d as { wakeAt: number }).wakeAt).toBeCloseTo(100 + (20 - 8 * (0.1 + 3 / 7)) / 2, 6);
+    expect(p.decide(view({ reqs: eight }))).toEqual(d);
+  });
+
   test('never waits with patience 0 or while another batch runs', () => {
     const p = new AdaptivePolicy({ patience: 0 });
     teach(p, 20, 0.1);
