@@ -180,6 +180,8 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Enqueue time of the newest waiting request at the last decision. */
   #newest = -Infinity;
   #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
+  /** The run-time estimates once something is learned (see `#costs`). */
+  #learned: Costs | undefined = undefined;
 
   /** @param options - see {@link AdaptivePolicyOptions}. */
   constructor(options: AdaptivePolicyOptions = {}) {
@@ -255,30 +257,30 @@ export class AdaptivePolicy implements ReleasePolicy {
       }
     }
 
-    const withShed = <D extends ReleaseDecision>(d: D): D => (shed.length > 0 ? { ...d, shed } : d);
-    const release = (reason: ReleaseReason): ReleaseDecision => {
-      this.#waitingUntil = -Infinity;
-      const sd = c.std(first.rows);
-      this.#running.push({ at: now + c.mean(first.rows), variance: sd * sd });
-      return withShed({ release: true, maxRows: first.rows, reason });
-    };
-
     if (cut) {
       this.#stats.deadlineLimited++;
-      return release('deadline');
+      return this.#release('deadline', first.rows, now, c, shed);
     }
-    if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return release('full');
+    if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return this.#release('full', first.rows, now, c, shed);
 
     const wakeAt = this.#waitUntil(view, first, c);
     if (wakeAt === undefined) {
       const woke = this.#waitingUntil > -Infinity && now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt;
-      return release(woke ? 'timer' : 'idle');
+      return this.#release(woke ? 'timer' : 'idle', first.rows, now, c, shed);
     }
-    if (wakeAt <= now) return release('deadline');
+    if (wakeAt <= now) return this.#release('deadline', first.rows, now, c, shed);
     if (this.#waitingUntil === -Infinity) this.#stats.waits++;
     this.#waitingUntil = wakeAt;
     this.#waitingFor = view.oldestEnqueuedAt;
-    return withShed({ release: false, wakeAt });
+    return shed.length > 0 ? { release: false, wakeAt, shed } : { release: false, wakeAt };
+  }
+
+  /** Releases `rows` rows now, remembering the batch's predicted end for the plans to come. */
+  #release(reason: ReleaseReason, rows: number, now: number, c: Costs, shed: QueuedRequestInfo[]): ReleaseDecision {
+    this.#waitingUntil = -Infinity;
+    const sd = c.std(rows);
+    this.#running.push({ at: now + c.mean(rows), variance: sd * sd });
+    return shed.length > 0 ? { release: true, maxRows: rows, reason, shed } : { release: true, maxRows: rows, reason };
   }
 
   /**
@@ -289,14 +291,18 @@ export class AdaptivePolicy implements ReleasePolicy {
    * lower bound). With nothing learned everything is 0: greedy, and no shedding on a guess.
    */
   #costs(): Costs {
-    const m = this.latencyModel;
-    if (m.fit === 'none') return { mean: () => 0, std: () => 0, floor: () => 0, k: 0 };
-    return {
-      mean: (rows) => m.predict(rows) as number,
-      std: (rows) => m.stdMs(rows) as number,
-      floor: (rows) => m.lower(rows) as number,
-      k: m.k,
-    };
+    if (this.latencyModel.fit === 'none') return NOTHING_LEARNED;
+    // Made once: the closures read the model at every call, so one object serves every decision.
+    if (this.#learned === undefined) {
+      const m = this.latencyModel;
+      this.#learned = {
+        mean: (rows) => m.predict(rows) as number,
+        std: (rows) => m.stdMs(rows) as number,
+        floor: (rows) => m.lower(rows) as number,
+        k: m.k,
+      };
+    }
+    return this.#learned;
   }
 
   /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
@@ -407,7 +413,20 @@ export class AdaptivePolicy implements ReleasePolicy {
       if (t > this.#newest) this.#newest = t;
       const due = Math.min(info.deadline, t + budget) - margin;
       items.push({ info, rows: info.rows, due });
-      if (t > lastT || (t === lastT && !this.#atLastT.has(info))) this.#arrived(info);
+      if (t > lastT) {
+        this.#arrived(info);
+        if (t > this.#lastT) this.#lastT = t;
+      } else if (t === lastT && !this.#atLastT.has(info)) {
+        this.#arrived(info);
+        this.#atLastT.add(info);
+      }
+    }
+    if (this.#lastT > lastT) {
+      // Only requests at the newest time can be seen again with a time equal to `#lastT`: one set
+      // for them, made once per decision that saw newer arrivals.
+      const atLast = new WeakSet<object>();
+      for (const it of items) if (it.info.enqueuedAt === this.#lastT) atLast.add(it.info);
+      this.#atLastT = atLast;
     }
     const since = view.now - this.#overloadMs;
     while (this.#recentHead < this.#recentT.length && (this.#recentT[this.#recentHead] as number) < since) {
@@ -426,12 +445,6 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Counts a request seen for the first time. */
   #arrived(info: QueuedRequestInfo): void {
     const t = info.enqueuedAt;
-    if (t > this.#lastT) {
-      this.#lastT = t;
-      this.#atLastT = new WeakSet();
-    }
-    // Only a request at the newest time can be seen again with a time equal to `#lastT`.
-    if (t === this.#lastT) this.#atLastT.add(info);
     const at = this.#arrivalsNext;
     this.#arrivalT[at] = t;
     this.#arrivalRows[at] = info.rows;
@@ -460,6 +473,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     return span > 0 ? rows / span : 0;
   }
 }
+
+/** Run-time estimates before anything is learned: greedy, and no shedding on a guess. */
+const NOTHING_LEARNED: Costs = { mean: () => 0, std: () => 0, floor: () => 0, k: 0 };
 
 /**
  * Makes an {@link AdaptivePolicy}; what `policy: 'adaptive'` uses. One instance per host.
