@@ -180,13 +180,20 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Enqueue time of the newest waiting request at the last decision. */
   #newest = -Infinity;
   #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
-  /** The run-time estimates once something is learned (see `#costs`). */
-  #learned: Costs | undefined = undefined;
+  /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
+  readonly #learned: Costs;
 
   /** @param options - see {@link AdaptivePolicyOptions}. */
   constructor(options: AdaptivePolicyOptions = {}) {
     const m = options.latencyModel;
     this.latencyModel = m instanceof LatencyModel ? m : new LatencyModel(m);
+    const model = this.latencyModel;
+    this.#learned = {
+      mean: (rows) => model.predict(rows) as number,
+      std: (rows) => model.stdMs(rows) as number,
+      floor: (rows) => model.lower(rows) as number,
+      k: model.k,
+    };
     this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? Infinity);
     this.#marginMs = nonNegative('marginMs', options.marginMs ?? 0);
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? 32)));
@@ -291,18 +298,7 @@ export class AdaptivePolicy implements ReleasePolicy {
    * lower bound). With nothing learned everything is 0: greedy, and no shedding on a guess.
    */
   #costs(): Costs {
-    if (this.latencyModel.fit === 'none') return NOTHING_LEARNED;
-    // Made once: the closures read the model at every call, so one object serves every decision.
-    if (this.#learned === undefined) {
-      const m = this.latencyModel;
-      this.#learned = {
-        mean: (rows) => m.predict(rows) as number,
-        std: (rows) => m.stdMs(rows) as number,
-        floor: (rows) => m.lower(rows) as number,
-        k: m.k,
-      };
-    }
-    return this.#learned;
+    return this.latencyModel.fit === 'none' ? NOTHING_LEARNED : this.#learned;
   }
 
   /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
