@@ -45,7 +45,10 @@ export interface QueueView {
   readonly preferredBatchSizes?: readonly number[];
   /** The latency budget per request (queue + run), `Infinity` when none is set. */
   readonly maxLatencyMs: number;
-  /** The waiting requests in queue order (priority, then FIFO). Computed on demand. */
+  /**
+   * The waiting requests in queue order (priority, then FIFO), read as they are iterated: a policy
+   * that stops after the head pays only for the head.
+   */
   requests(): Iterable<QueuedRequestInfo>;
 }
 
@@ -125,6 +128,13 @@ export interface ReleasePolicy {
    * `{ release: false }` without `wakeAt` is asked again only on the next arrival or finished batch.
    */
   decide(view: QueueView): ReleaseDecision;
+  /**
+   * Told about every request as it joins the queue, before the decision it leads to (policies that
+   * measure the arrival rate use it; others may omit it). It lets a policy read only the head of
+   * the queue at a decision: finding the new arrivals by reading the whole queue costs time in
+   * proportion to the backlog, per batch, and under a backlog that cost is what makes it grow.
+   */
+  enqueued?(request: QueuedRequestInfo): void;
   /** Told about every finished batch (learning policies use it; others may omit it). */
   observe?(outcome: BatchOutcome): void;
   /** What the policy has learned about run time, if it learns (shown as `host.latencyModel`). */

@@ -336,6 +336,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     }
     if (this.#lane.size > 0) this.#spillLane();
     this.#queue.push(req);
+    o.policy.enqueued?.(req);
     this.#schedule();
     return promise;
   }
@@ -675,7 +676,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     for (const b of this.#lane.clear()) {
       for (let i = 0; i < b.length; i++) {
         const resolve = b.resolves[i] as Settle<Out>;
-        this.#queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error))));
+        const req = new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error)));
+        this.#queue.push(req);
+        this.#o.policy.enqueued?.(req);
       }
     }
   }

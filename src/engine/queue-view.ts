@@ -27,6 +27,6 @@ export class LiveQueueView implements QueueView {
   }
 
   requests(): Iterable<QueuedRequestInfo> {
-    return this.queue.live();
+    return this.queue.walk();
   }
 }

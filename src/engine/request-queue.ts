@@ -146,11 +146,7 @@ export class RequestQueue<T extends Queueable> {
     return earliest;
   }
 
-  /**
-   * Live entries in priority order, as a new array (does not remove them). An array rather than a
-   * generator: a policy reads the queue at every decision, and two nested generators cost more
-   * than the decision itself on short queues.
-   */
+  /** Live entries in priority order, as a new array (does not remove them). */
   live(): T[] {
     const out: T[] = [];
     for (const level of this.#levels) {
@@ -161,6 +157,15 @@ export class RequestQueue<T extends Queueable> {
       }
     }
     return out;
+  }
+
+  /**
+   * Live entries in priority order, read as they are iterated (nothing is copied): a policy that
+   * reads the head of a long queue at every decision pays for the head only. Valid until the queue
+   * next changes.
+   */
+  walk(): IterableIterator<T> {
+    return new LiveWalk(this.#levels);
   }
 
   /** Removes and returns every live entry. */
@@ -201,5 +206,43 @@ export class RequestQueue<T extends Queueable> {
     const created = { priority, fifo: new Fifo<T>() };
     levels.push(created);
     return created;
+  }
+}
+
+/**
+ * The iterator behind {@link RequestQueue.walk}: a plain class rather than a generator, since a
+ * policy reads the queue at every decision and two nested generators cost more than a short
+ * decision itself.
+ */
+class LiveWalk<T extends Queueable> implements IterableIterator<T> {
+  #level = 0;
+  #items: T[] | undefined;
+  #i = 0;
+
+  constructor(private readonly levels: readonly Level<T>[]) {
+    this.#enter();
+  }
+
+  next(): IteratorResult<T> {
+    for (;;) {
+      const items = this.#items;
+      if (items === undefined) return { done: true, value: undefined };
+      while (this.#i < items.length) {
+        const e = items[this.#i++] as T;
+        if (e.state === RequestState.Queued) return { done: false, value: e };
+      }
+      this.#level++;
+      this.#enter();
+    }
+  }
+
+  [Symbol.iterator](): IterableIterator<T> {
+    return this;
+  }
+
+  #enter(): void {
+    const level = this.levels[this.#level];
+    this.#items = level?.fifo.items;
+    this.#i = level?.fifo.head ?? 0;
   }
 }

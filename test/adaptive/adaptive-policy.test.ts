@@ -62,12 +62,26 @@ function view(over: Partial<QueueView> & { reqs: QueuedRequestInfo[] }): QueueVi
 }
 const req = (enqueuedAt: number, deadline = Infinity, rows = 1): QueuedRequestInfo => ({ enqueuedAt, deadline, rows, priority: 0 });
 
+/** What a host does: tells the policy of each request once, as it joins the queue, then asks it. */
+const told = new WeakMap<AdaptivePolicy, WeakSet<QueuedRequestInfo>>();
+function decideOn(p: AdaptivePolicy, v: QueueView) {
+  const seen = told.get(p) ?? new WeakSet<QueuedRequestInfo>();
+  told.set(p, seen);
+  for (const r of v.requests()) {
+    if (!seen.has(r)) {
+      seen.add(r);
+      p.enqueued(r);
+    }
+  }
+  return p.decide(v);
+}
+
 describe('AdaptivePolicy.decide (pure, fake views)', () => {
   test('before anything is learned it is greedy: everything queued goes at once, nobody is shed', () => {
     const p = new AdaptivePolicy();
     const reqs = [req(0), req(50), req(99)];
-    expect(p.decide(view({ reqs, maxLatencyMs: 150 }))).toEqual({ release: true, maxRows: 3, reason: 'idle' });
-    expect(p.decide(view({ reqs: Array.from({ length: 20 }, () => req(100)) }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(decideOn(p, view({ reqs, maxLatencyMs: 150 }))).toEqual({ release: true, maxRows: 3, reason: 'idle' });
+    expect(decideOn(p, view({ reqs: Array.from({ length: 20 }, () => req(100)) }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
   });
 
   test('sheds only a request that cannot finish even alone and at once', () => {
@@ -75,7 +89,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     teach(p, 10, 1); // a lone request takes 11 ms
     const doomed = req(0, 110); // 100 + 11 > 110
     const tight = req(0, 112); // alone it makes it
-    const d = p.decide(view({ reqs: [doomed, tight, req(90)] }));
+    const d = decideOn(p, view({ reqs: [doomed, tight, req(90)] }));
     expect(d.shed).toEqual([doomed]);
     expect(d).toMatchObject({ release: true, maxRows: 1, reason: 'deadline' }); // `tight` forces a batch of one
     expect(p.stats).toMatchObject({ shedAlone: 1, deadlineLimited: 1 });
@@ -86,25 +100,25 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     teach(p, 10, 1);
     // 100 + 10 + k < 118 allows k = 7 rows (deadlines are exclusive).
     const reqs = [req(95), req(96, 118), ...Array.from({ length: 12 }, () => req(99))];
-    expect(p.decide(view({ reqs }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
+    expect(decideOn(p, view({ reqs }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
   });
 
   test('one size learned: the proportional floor keeps a request the cost bound doubts, and nobody is shed on the guess', () => {
     const p = new AdaptivePolicy();
     for (let i = 0; i < 3; i++) p.observe({ rows: 8, requests: 8, runMs: 16, ok: true });
     const tight = req(99, 105); // t(8) = 16 ms, but one row may take as little as 2 ms
-    const d = p.decide(view({ reqs: [tight, req(99), req(99)] }));
+    const d = decideOn(p, view({ reqs: [tight, req(99), req(99)] }));
     // Kept, and not given a batch of its own: below 8 rows the guess is t(8), so cutting the batch
     // would not be predicted to save it and would only cost throughput.
     expect(d).toEqual({ release: true, maxRows: 3, reason: 'idle' });
-    expect(p.decide(view({ reqs: [req(99, 101)] }))).toMatchObject({ release: false, shed: [{ deadline: 101 }] }); // 100 + 2 >= 101
+    expect(decideOn(p, view({ reqs: [req(99, 101)] }))).toMatchObject({ release: false, shed: [{ deadline: 101 }] }); // 100 + 2 >= 101
   });
 
   test('maxLatencyMs counts as a deadline from each request\'s enqueue time', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
     const old = req(40); // 40 + 70 = 110 < 100 + 11
-    const d = p.decide(view({ reqs: [old, req(98), req(99)], maxLatencyMs: 70 }));
+    const d = decideOn(p, view({ reqs: [old, req(98), req(99)], maxLatencyMs: 70 }));
     expect(d).toMatchObject({ release: true, maxRows: 2, shed: [old] });
   });
 
@@ -113,7 +127,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     teach(p, 20, 0.1);
     // A steady arrival every 0.5 ms: one more row is expected long before the 20 ms fixed cost is repaid.
     const busy = Array.from({ length: 4 }, (_, i) => req(98.5 + i * 0.5));
-    const d = p.decide(view({ reqs: busy }));
+    const d = decideOn(p, view({ reqs: busy }));
     expect(d.release).toBe(false);
     const wakeAt = (d as { wakeAt: number }).wakeAt;
     expect(wakeAt).toBeGreaterThan(100);
@@ -121,10 +135,10 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     // The same queue with a deadline 25 ms out: a batch of >= 5 rows needs 20.5 ms, so it cannot wait past 104.5.
     const q = new AdaptivePolicy({ patience: 1 });
     teach(q, 20, 0.1);
-    const w = q.decide(view({ reqs: [...busy.slice(0, 3), req(100, 125)] }));
+    const w = decideOn(q, view({ reqs: [...busy.slice(0, 3), req(100, 125)] }));
     expect(w.release === false ? w.wakeAt : 100).toBeLessThanOrEqual(104.5);
     // Long after the last burst, a lone request goes at once.
-    const lone = p.decide(view({ now: 10_000, reqs: [req(10_000)] }));
+    const lone = decideOn(p, view({ now: 10_000, reqs: [req(10_000)] }));
     expect(lone).toEqual({ release: true, maxRows: 1, reason: 'idle' });
   });
 
@@ -135,50 +149,82 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const lone = (now: number) => [req(now)];
     const p = new AdaptivePolicy();
     teach(p, 0.4, 0.06);
-    p.decide(view({ now: 100, reqs: reqs(100) })); // arrivals seen: the rate is 5 rows/ms
-    expect(p.decide(view({ now: 100.2, reqs: lone(100.2) }))).toEqual({ release: true, maxRows: 1, reason: 'idle' });
+    decideOn(p, view({ now: 100, reqs: reqs(100) })); // arrivals seen: the rate is 5 rows/ms
+    expect(decideOn(p, view({ now: 100.2, reqs: lone(100.2) }))).toEqual({ release: true, maxRows: 1, reason: 'idle' });
     expect(p.stats.waits).toBe(0);
     const fine = new AdaptivePolicy({ minWaitMs: 0 });
     teach(fine, 0.4, 0.06);
-    fine.decide(view({ now: 100, reqs: reqs(100) }));
-    const d = fine.decide(view({ now: 100.2, reqs: lone(100.2) }));
+    decideOn(fine, view({ now: 100, reqs: reqs(100) }));
+    const d = decideOn(fine, view({ now: 100.2, reqs: lone(100.2) }));
     expect(d.release).toBe(false);
     expect((d as { wakeAt: number }).wakeAt).toBeCloseTo(100.27, 5);
     expect(() => new AdaptivePolicy({ minWaitMs: -1 })).toThrow('AdaptivePolicy: expected `minWaitMs` to be a number >= 0, got -1');
   });
 
-  test('counts each arrival once: a queue seen again changes nothing, a burst sharing the newest time is counted', () => {
+  test('a queue decided on again changes nothing; a burst sharing one enqueue time counts every request', () => {
     const p = new AdaptivePolicy();
     teach(p, 20, 0.1);
     const four = [req(97), req(98), req(99), req(100)];
     // 3 rows in 3 ms after the first: 1 row/ms; window 20 - 4·(0.1 + 1) = 15.6, half of it waited.
-    const first = p.decide(view({ reqs: four }));
+    const first = decideOn(p, view({ reqs: four }));
     expect(first).toEqual({ release: false, wakeAt: 107.8 });
-    expect(p.decide(view({ reqs: four }))).toEqual(first);
+    expect(decideOn(p, view({ reqs: four }))).toEqual(first);
     // Four more enqueued at 100, the newest time already seen: 7 rows in 3 ms.
     const eight = [...four, req(100), req(100), req(100), req(100)];
-    const d = p.decide(view({ reqs: eight }));
+    const d = decideOn(p, view({ reqs: eight }));
     expect(d.release).toBe(false);
     expect((d as { wakeAt: number }).wakeAt).toBeCloseTo(100 + (20 - 8 * (0.1 + 3 / 7)) / 2, 6);
-    expect(p.decide(view({ reqs: eight }))).toEqual(d);
+    expect(decideOn(p, view({ reqs: eight }))).toEqual(d);
+  });
+
+  test('counts arrivals from enqueued() only: deciding on a queue it was not told of measures no rate', () => {
+    const four = [req(97), req(98), req(99), req(100)];
+    const p = new AdaptivePolicy();
+    teach(p, 20, 0.1);
+    expect(p.decide(view({ reqs: four }))).toEqual({ release: true, maxRows: 4, reason: 'idle' });
+    for (const r of four) p.enqueued(r);
+    expect(p.decide(view({ reqs: four }))).toEqual({ release: false, wakeAt: 107.8 });
+  });
+
+  test('reads only the head of a long queue: planBatches full batches of kept rows, after what it shed', () => {
+    const p = new AdaptivePolicy({ planBatches: 2 });
+    teach(p, 10, 1);
+    let read = 0;
+    const hopeless = Array.from({ length: 5 }, () => req(0, 101)); // due in 1 ms, a batch takes 11
+    const queue = [...hopeless, ...Array.from({ length: 10_000 }, () => req(99))];
+    const v = view({ reqs: [] });
+    const d = p.decide({
+      ...v,
+      queuedRows: queue.length,
+      queuedRequests: queue.length,
+      oldestEnqueuedAt: 0,
+      *requests() {
+        for (const r of queue) {
+          read++;
+          yield r;
+        }
+      },
+    });
+    expect(d).toEqual({ release: true, maxRows: 16, reason: 'full', shed: hopeless });
+    expect(read).toBe(5 + 2 * 16);
   });
 
   test('never waits with patience 0 or while another batch runs', () => {
     const p = new AdaptivePolicy({ patience: 0 });
     teach(p, 20, 0.1);
     const reqs = Array.from({ length: 4 }, (_, i) => req(98.5 + i * 0.5));
-    expect(p.decide(view({ reqs }))).toMatchObject({ release: true, reason: 'idle' });
+    expect(decideOn(p, view({ reqs }))).toMatchObject({ release: true, reason: 'idle' });
     const q = new AdaptivePolicy();
     teach(q, 20, 0.1);
-    expect(q.decide(view({ reqs, inFlight: 1, freeSlots: 1 }))).toMatchObject({ release: true });
+    expect(decideOn(q, view({ reqs, inFlight: 1, freeSlots: 1 }))).toMatchObject({ release: true });
   });
 
   test('with no SLO and no timeouts it never sheds or cuts a batch, however long requests waited', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
     const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
-    expect(p.decide(view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
-    expect(p.decide(view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
+    expect(decideOn(p, view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(decideOn(p, view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
     expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 });
   });
 
@@ -190,7 +236,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     }
     // Capacity is 16 rows per ~10 ms = 1.6 rows/ms; 4 rows/ms arrive over the window.
     const history = Array.from({ length: 4 * overloadMs }, (_, i) => req(i / 4));
-    p.decide(view({ now: overloadMs, reqs: history }));
+    decideOn(p, view({ now: overloadMs, reqs: history }));
     return p;
   }
 
@@ -207,7 +253,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const ok = overloaded(50).decide(view({ now: 60, reqs: queue(60 + (chained + perBatch) / 2) }));
     expect(ok).toEqual({ release: true, maxRows: 16, reason: 'full' });
     const tight = overloaded(50);
-    const d = tight.decide(view({ now: 60, reqs: queue(60 + chained - 0.01) }));
+    const d = decideOn(tight, view({ now: 60, reqs: queue(60 + chained - 0.01) }));
     expect(d).toMatchObject({ release: true, maxRows: 16, reason: 'full' });
     expect(d.shed).toHaveLength(16); // the fourth batch, and only it
     expect(tight.stats.shedOverload).toBe(16);
@@ -217,22 +263,46 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const p = overloaded(50);
     // Every request is due in 15 ms: the first batch (~10 ms) makes it, nothing behind does.
     const reqs = Array.from({ length: 40 }, () => req(59, 75));
-    const d = p.decide(view({ now: 60, reqs }));
+    const d = decideOn(p, view({ now: 60, reqs }));
     expect(d).toMatchObject({ release: true, maxRows: 16, reason: 'full' });
     expect(d.shed).toEqual(reqs.slice(16));
     // Due in 9 ms: even the next batch is late, and it is still not shed (it is the one that runs).
     const q = overloaded(50);
     const late = Array.from({ length: 20 }, () => req(59, 69)); // 60 + floor (8) < 69
-    const e = q.decide(view({ now: 60, reqs: late }));
+    const e = decideOn(q, view({ now: 60, reqs: late }));
     expect(e).toMatchObject({ release: true, maxRows: 16 });
     expect(e.shed).toEqual(late.slice(16));
+  });
+
+  test('under sustained overload it never cuts a batch for a short deadline at the head (throughput is short)', () => {
+    const queue = () => [req(59, 66), ...Array.from({ length: 15 }, () => req(59, 200))];
+    // t(rows) = 2 + 0.5·rows: the head makes it in a batch of up to 7 rows, not in one of 16.
+    const calm = new AdaptivePolicy({ overloadMs: 50 });
+    teach(calm, 2, 0.5);
+    expect(decideOn(calm, view({ now: 60, reqs: queue() }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
+    const busy = new AdaptivePolicy({ overloadMs: 50 });
+    teach(busy, 2, 0.5);
+    // 3.2 rows/ms arrive over the last 50 ms; full batches serve 1.6.
+    decideOn(busy, view({ now: 50, reqs: Array.from({ length: 200 }, (_, i) => req(i / 4)) }));
+    expect(decideOn(busy, view({ now: 60, reqs: queue() }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(busy.stats.deadlineLimited).toBe(0);
+  });
+
+  test('never cuts a batch while a backlog lies past its plan: the cut would cost requests it does not see', () => {
+    const p = new AdaptivePolicy({ planBatches: 1 });
+    teach(p, 2, 0.5);
+    const head = () => req(59, 66); // makes it in a batch of up to 7 rows, not in one of 16
+    const short = [head(), ...Array.from({ length: 10 }, () => req(59, 200))];
+    expect(decideOn(p, view({ now: 60, reqs: short }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
+    const long = [head(), ...Array.from({ length: 30 }, () => req(59, 200))]; // plan: 16 rows
+    expect(decideOn(p, view({ now: 60, reqs: long }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
   });
 
   test('a burst is not sustained overload: late requests are kept and answered late, not shed', () => {
     const p = new AdaptivePolicy({ overloadMs: 50 });
     teach(p, 10, 0);
     const reqs = Array.from({ length: 40 }, () => req(99, 115));
-    const d = p.decide(view({ now: 100, reqs }));
+    const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 });
   });
@@ -244,7 +314,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     // the floor pass: 100 + 11 < 112), but a batch of any size >= 2 ends at >= 112.
     const head = req(95, 111.5);
     const reqs = [head, ...Array.from({ length: 12 }, () => req(99))];
-    const d = p.decide(view({ reqs }));
+    const d = decideOn(p, view({ reqs }));
     // Cutting to one row would save the head (111 < 111.5) and leave the rest on time too (no
     // deadlines): fewer late, so it cuts. With the rest due soon as well, cutting would make them
     // late instead, and the full batch goes.
@@ -252,7 +322,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const q = new AdaptivePolicy();
     teach(q, 10, 1);
     const crowd = [req(95, 111.5), ...Array.from({ length: 12 }, () => req(99, 124))];
-    expect(q.decide(view({ reqs: crowd }))).toEqual({ release: true, maxRows: 13, reason: 'idle' });
+    expect(decideOn(q, view({ reqs: crowd }))).toEqual({ release: true, maxRows: 13, reason: 'idle' });
     expect(q.stats.deadlineLimited).toBe(0);
   });
 

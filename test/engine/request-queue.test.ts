@@ -15,6 +15,24 @@ describe('RequestQueue', () => {
     expect(q.size).toBe(0);
   });
 
+  test('walk reads live entries in priority order lazily, skipping discarded ones and empty levels', () => {
+    const q = new RequestQueue<ReturnType<typeof entry>>();
+    const a = entry(0), b = entry(5), c = entry(0), d = entry(5), e = entry(-1);
+    for (const x of [a, b, c, d, e]) q.push(x);
+    d.state = RequestState.Settled;
+    q.discard(d);
+    b.state = RequestState.Settled;
+    q.discard(b);
+    expect([...q.walk()]).toEqual([a, c, e]); // level 5 holds nothing live
+    const it = q.walk();
+    expect(it.next()).toEqual({ done: false, value: a });
+    expect(it.next()).toEqual({ done: false, value: c });
+    expect(it.next()).toEqual({ done: false, value: e });
+    expect(it.next()).toEqual({ done: true, value: undefined });
+    expect(it.next()).toEqual({ done: true, value: undefined });
+    expect([...new RequestQueue<ReturnType<typeof entry>>().walk()]).toEqual([]);
+  });
+
   test('take stops at the first request that does not fit, so it is never overtaken', () => {
     const q = new RequestQueue<ReturnType<typeof entry>>();
     const a = entry(0, 3), b = entry(0, 4), c = entry(0, 1);
@@ -35,6 +53,7 @@ describe('RequestQueue', () => {
     expect(q.rows).toBe(2);
     expect(q.oldestEnqueuedAt()).toBe(11);
     expect([...q.live()]).toEqual([b, c]);
+    expect([...q.walk()]).toEqual([b, c]);
     expect(q.take(10)).toEqual([b, c]);
     expect(q.oldestEnqueuedAt()).toBeUndefined();
   });
