@@ -43,8 +43,9 @@ export interface AdaptivePolicyOptions {
    */
   rateWindow?: number;
   /**
-   * How many batches' worth of rows (times `maxBatchSize`) the policy plans when checking that the
-   * queue can still be served on time (deeper requests are checked once they come closer).
+   * How many batches' worth of rows (times `maxBatchSize`) the policy reads from the head of the
+   * queue and plans when checking that it can still be served on time (deeper requests are read
+   * once they come closer, so a decision's cost does not grow with a backlog).
    * @default 8
    */
   planBatches?: number;
