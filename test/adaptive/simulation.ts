@@ -17,6 +17,12 @@ export interface SimModel {
   readonly maxBatchSize: number;
   /** Latency budget (the SLO) in ms. */
   readonly maxLatencyMs: number;
+  /**
+   * Slow spells, as a shared VM has them: spells start as a Poisson process (one every `everyMs`
+   * on average, seeded) and last `lengthMs`; a batch that starts in one costs `factor` times as
+   * much. Without it the model is deterministic.
+   */
+  readonly spells?: { readonly everyMs: number; readonly lengthMs: number; readonly factor: number; readonly seed?: number };
 }
 
 /** One configuration to simulate. */
@@ -73,12 +79,35 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
+/** Whether time `t` falls in one of the model's slow spells (always false without `spells`). */
+function spellTest(m: SimModel): (t: number) => boolean {
+  const sp = m.spells;
+  if (sp === undefined) return () => false;
+  const next = rng(sp.seed ?? 99);
+  const starts: number[] = [];
+  let last = 0;
+  return (t) => {
+    while (last <= t) {
+      last += -Math.log(1 - next()) * sp.everyMs;
+      starts.push(last);
+    }
+    // The spell that could cover t started at most lengthMs before it.
+    for (let i = starts.length - 1; i >= 0; i--) {
+      const s0 = starts[i] as number;
+      if (s0 > t) continue;
+      return t - s0 < sp.lengthMs;
+    }
+    return false;
+  };
+}
+
 /** Runs one configuration over the given arrival times and reports latency and shedding. */
 export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
   const clock = new ManualClock();
   const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy(policy.options) : undefined;
+  const slowAt = spellTest(m);
   const fn = (items: readonly number[]): Promise<number[]> =>
-    new Promise((resolve) => clock.setTimer(() => resolve([...items]), m.a + m.b * items.length));
+    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * (slowAt(clock.now()) ? (m.spells?.factor ?? 1) : 1)));
   const host = new ModelHost(fn, {
     maxBatchSize: m.maxBatchSize,
     clock,
