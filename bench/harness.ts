@@ -2,7 +2,8 @@
  * Shared benchmark harness: argument parsing, statistics, alternating side-by-side repetitions, a
  * progress line, printed tables and JSON results in `bench/results/<scenario>.json`.
  *
- * Method (after Triton's perf_analyzer): every comparison runs in the same process, the sides
+ * Method (after Triton's perf_analyzer): every comparison runs in the same process (the overhead
+ * scenario also runs each side in a process of its own: see bench/overhead.ts), the sides
  * alternating A, B, A, B... so that noise from the (shared, 2-core) machine shifts every side the
  * same way; each side's figure is the median of its repetitions, and ratios are taken between
  * those medians.
