@@ -170,8 +170,6 @@ export class AdaptivePolicy implements ReleasePolicy {
   #waitingUntil = -Infinity;
   /** The oldest request's enqueue time when the wait began (a wake-up only counts for that queue). */
   #waitingFor = NaN;
-  /** Whether the last decision read the whole queue (no backlog past its plan). */
-  #readAll = true;
   /** Enqueue time of the newest request the last decision read (all of them when it waited). */
   #newest = -Infinity;
   #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
@@ -233,14 +231,16 @@ export class AdaptivePolicy implements ReleasePolicy {
     const shed: QueuedRequestInfo[] = [];
     let kept = this.#scan(view, c, shed);
     if (kept.length === 0) return { release: false, shed };
+    // Everything the scan read was kept or shed: no backlog lies past the plan.
+    const readAll = kept.length + shed.length >= view.queuedRequests;
 
     let plan = this.#plan(kept, now, view, c, view.maxBatchSize);
     const overloaded = plan.late.length > 0 && this.#overloaded(view, now);
     if (overloaded) {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and
       // the callers behind are better served by a prompt refusal they can retry elsewhere.
-      const first = new Set(plan.first.members);
-      const doomed = new Set(plan.late.filter((it) => !first.has(it)));
+      const starting = new Set(plan.first.members);
+      const doomed = new Set(plan.late.filter((it) => !starting.has(it)));
       if (doomed.size > 0) {
         for (const it of doomed) {
           shed.push(it.info);
@@ -253,7 +253,7 @@ export class AdaptivePolicy implements ReleasePolicy {
 
     let first = plan.first;
     let cut = false;
-    if (plan.late.length > 0 && !overloaded && this.#readAll) {
+    if (plan.late.length > 0 && !overloaded && readAll) {
       // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
       // (a short deadline at the head), not when the head is late anyway. Only when the plan saw
       // the whole queue, and never under sustained overload: with a backlog past the plan, or
@@ -420,9 +420,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     const kept: Item[] = [];
     let rows = 0;
     let newest = -Infinity;
-    let read = 0;
     for (const info of view.requests()) {
-      read++;
       const t = info.enqueuedAt;
       if (t > newest) newest = t;
       const due = Math.min(info.deadline, t + budget) - margin;
@@ -436,7 +434,6 @@ export class AdaptivePolicy implements ReleasePolicy {
       if (rows >= horizon) break;
     }
     this.#newest = newest;
-    this.#readAll = read >= view.queuedRequests;
     return kept;
   }
 

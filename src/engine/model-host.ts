@@ -676,9 +676,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     for (const b of this.#lane.clear()) {
       for (let i = 0; i < b.length; i++) {
         const resolve = b.resolves[i] as Settle<Out>;
-        const req = new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error)));
-        this.#queue.push(req);
-        this.#o.policy.enqueued?.(req);
+        // No `policy.enqueued` here: only the greedy policy, which counts no arrivals, has a lane.
+        this.#queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error))));
       }
     }
   }

@@ -79,25 +79,24 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
-/** Whether time `t` falls in one of the model's slow spells (always false without `spells`). */
-function spellTest(m: SimModel): (t: number) => boolean {
+/**
+ * The model's cost factor at time `t`: `spells.factor` inside a slow spell, else 1. Times are asked
+ * in order (the simulation's clock only moves forward), so only the latest spell start matters: an
+ * earlier one that does not cover `t` ends before the latest one would.
+ */
+function spellFactor(m: SimModel): (t: number) => number {
   const sp = m.spells;
-  if (sp === undefined) return () => false;
+  if (sp === undefined) return () => 1;
   const next = rng(sp.seed ?? 99);
-  const starts: number[] = [];
-  let last = 0;
+  const gap = (): number => -Math.log(1 - next()) * sp.everyMs;
+  let start = -Infinity;
+  let upcoming = gap();
   return (t) => {
-    while (last <= t) {
-      last += -Math.log(1 - next()) * sp.everyMs;
-      starts.push(last);
+    while (upcoming <= t) {
+      start = upcoming;
+      upcoming += gap();
     }
-    // The spell that could cover t started at most lengthMs before it.
-    for (let i = starts.length - 1; i >= 0; i--) {
-      const s0 = starts[i] as number;
-      if (s0 > t) continue;
-      return t - s0 < sp.lengthMs;
-    }
-    return false;
+    return t - start < sp.lengthMs ? sp.factor : 1;
   };
 }
 
@@ -105,9 +104,9 @@ function spellTest(m: SimModel): (t: number) => boolean {
 export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
   const clock = new ManualClock();
   const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy(policy.options) : undefined;
-  const slowAt = spellTest(m);
+  const factorAt = spellFactor(m);
   const fn = (items: readonly number[]): Promise<number[]> =>
-    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * (slowAt(clock.now()) ? (m.spells?.factor ?? 1) : 1)));
+    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * factorAt(clock.now())));
   const host = new ModelHost(fn, {
     maxBatchSize: m.maxBatchSize,
     clock,
