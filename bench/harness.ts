@@ -420,6 +420,8 @@ export interface OpenLoopResult {
   readonly latency: LatencySummary;
   /** How late requests were issued behind their schedule (the JS thread was busy), ms. */
   readonly issueLag: LatencySummary;
+  /** Every answered request's latency (ms, in order of answer), for pooling runs. */
+  readonly latencies: Float64Array;
 }
 
 /**
@@ -446,6 +448,7 @@ export function openLoop(schedule: Float64Array, call: (i: number) => Promise<un
         throughput: (lat.length / elapsed) * 1000,
         latency: summarize(lat.values()),
         issueLag: summarize(lag.values()),
+        latencies: lat.values().slice(),
       });
     };
     const issue = (i: number, t: number): void => {
@@ -473,7 +476,7 @@ export function openLoop(schedule: Float64Array, call: (i: number) => Promise<un
       if (wait > 1.5) setTimeout(pump, Math.floor(wait - 1));
       else setImmediate(pump);
     };
-    if (n === 0) resolve({ offered: 0, completed: 0, failed: 0, throughput: 0, latency: summarize([]), issueLag: summarize([]) });
+    if (n === 0) resolve({ offered: 0, completed: 0, failed: 0, throughput: 0, latency: summarize([]), issueLag: summarize([]), latencies: new Float64Array(0) });
     else pump();
   });
 }

@@ -45,7 +45,7 @@ const SETTINGS = [
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd'];
 const TIMEOUT_MS = 1000;
 
-interface Run extends OpenLoopResult {
+interface Run extends Omit<OpenLoopResult, 'latencies'> {
   readonly load: number;
   readonly rate: number;
   readonly setting: string;
@@ -105,7 +105,9 @@ main(async (args) => {
         const res = await openLoop(schedule, (i) => host.inference(item(i)));
         const s = host.stats;
         await host.stop();
-        runs.push({ ...res, load, rate, rep, setting: setting.label, meanBatchSize: s.meanBatchSize, shed: s.rejected.deadline + s.rejected.queueFull });
+        // The raw latencies stay out of the results file (the summary is what the runs keep).
+        const { latencies: _raw, ...summary } = res;
+        runs.push({ ...summary, load, rate, rep, setting: setting.label, meanBatchSize: s.meanBatchSize, shed: s.rejected.deadline + s.rejected.queueFull });
       }
     }
   }
