@@ -62,7 +62,7 @@ export interface AdaptivePolicyOptions {
 export interface AdaptiveStats {
   /** Requests shed because they could not finish in time even if run alone at once. */
   readonly shedAlone: number;
-  /** Requests shed under sustained overload because the plan showed them late (never the next batch's). */
+  /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
   readonly shedOverload: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;
@@ -90,8 +90,10 @@ interface PlannedBatch {
 
 interface Plan {
   readonly first: PlannedBatch;
-  /** Requests the plan finishes at or after their due time (beyond them nothing is planned). */
+  /** Requests the plan finishes at or after their due time, reserve included (beyond them nothing is planned). */
   readonly late: Item[];
+  /** Those of them whose batch's mean end already reaches their due time: more likely late than not. */
+  readonly likelyLate: Item[];
 }
 
 /** Mean and spread of a batch's run time, from what the model learned. */
@@ -118,8 +120,10 @@ interface Costs {
  * - sheds a request that cannot finish in time even if run alone right now (judged by the
  *   optimistic {@link LatencyModel.lower});
  * - under sustained overload (the arrival rate measured over `overloadMs` above the rate full
- *   batches can serve), sheds the requests the plan shows late, but never a member of the batch
- *   about to start;
+ *   batches can serve) with requests late in the plan, sheds those whose batch ends at or past
+ *   their due time on the mean alone (more likely late than not: a refusal is as much a miss as a
+ *   late answer, so the reserve does not refuse anyone), but never a member of the batch about to
+ *   start;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
  *   (a short deadline at the head), in which case it releases that one (reason `deadline`).
  *
@@ -240,7 +244,11 @@ export class AdaptivePolicy implements ReleasePolicy {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and
       // the callers behind are better served by a prompt refusal they can retry elsewhere.
       const starting = new Set(plan.first.members);
-      const doomed = new Set(plan.late.filter((it) => !starting.has(it)));
+      // Only those more likely late than not: a shed is as much a miss as a late answer, so the
+      // reserve that protects deadlines when a batch is sized must not refuse requests that would
+      // probably have made it (in simulation with jitter, the reserve shed requests at the budget's
+      // edge that a greedy host answered in time).
+      const doomed = new Set(plan.likelyLate.filter((it) => !starting.has(it)));
       if (doomed.size > 0) {
         for (const it of doomed) {
           shed.push(it.info);
@@ -374,6 +382,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     for (let i = 1; i < view.freeSlots; i++) slots.push({ at: now, variance: 0 });
     for (const r of this.#running) slots.push({ at: Math.max(now, r.at), variance: r.variance });
     const late: Item[] = [];
+    const likelyLate: Item[] = [];
     const horizon = this.#planBatches * view.maxBatchSize;
     let planned = 0;
     let slot: Slot = { at: now, variance: 0 };
@@ -393,14 +402,18 @@ export class AdaptivePolicy implements ReleasePolicy {
       const end = slot.at + c.mean(batch.rows);
       const variance = slot.variance + sd * sd;
       const finish = end + c.k * Math.sqrt(variance);
-      for (const it of batch.members) if (finish >= it.due) late.push(it);
+      for (const it of batch.members) {
+        if (finish < it.due) continue;
+        late.push(it);
+        if (end >= it.due) likelyLate.push(it);
+      }
       planned += batch.rows;
       slots.push({ at: end, variance });
       slots.sort((x, y) => x.at - y.at);
       slot = slots.shift() as Slot;
       limit = view.maxBatchSize;
     }
-    return { first: first as PlannedBatch, late };
+    return { first: first as PlannedBatch, late, likelyLate };
   }
 
   /**

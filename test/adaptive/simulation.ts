@@ -23,6 +23,11 @@ export interface SimModel {
    * much. Without it the model is deterministic.
    */
   readonly spells?: { readonly everyMs: number; readonly lengthMs: number; readonly factor: number; readonly seed?: number };
+  /**
+   * Jitter from batch to batch: each run time is multiplied by a seeded lognormal factor with mean
+   * 1 and this coefficient of variation. Without it (0) the model is deterministic between spells.
+   */
+  readonly jitterCv?: number;
 }
 
 /** One configuration to simulate. */
@@ -100,13 +105,27 @@ function spellFactor(m: SimModel): (t: number) => number {
   };
 }
 
+/** The model's jitter factors, one per batch, in order (always 1 without `jitterCv`). */
+function jitter(m: SimModel): () => number {
+  const cv = m.jitterCv ?? 0;
+  if (cv === 0) return () => 1;
+  const next = rng(4242);
+  const sigma = Math.sqrt(Math.log(1 + cv * cv));
+  return () => {
+    // Box–Muller; the -σ²/2 shift makes the factor's mean 1.
+    const z = Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
+    return Math.exp(sigma * z - (sigma * sigma) / 2);
+  };
+}
+
 /** Runs one configuration over the given arrival times and reports latency and shedding. */
 export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
   const clock = new ManualClock();
   const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy(policy.options) : undefined;
   const factorAt = spellFactor(m);
+  const jitterOf = jitter(m);
   const fn = (items: readonly number[]): Promise<number[]> =>
-    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * factorAt(clock.now())));
+    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * factorAt(clock.now()) * jitterOf()));
   const host = new ModelHost(fn, {
     maxBatchSize: m.maxBatchSize,
     clock,
