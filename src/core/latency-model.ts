@@ -168,6 +168,26 @@ export class LatencyModel implements LatencyModelView {
     return sd;
   }
 
+  /**
+   * The largest standard deviation in milliseconds that {@link stdMs} gives any batch of 1 to
+   * `rows` rows: one bound for decisions about batches of several sizes (`undefined` before any
+   * data).
+   *
+   * @example
+   * ```ts
+   * const sd = model.maxStdMs(32); // no batch of up to 32 rows is expected to spread more
+   * ```
+   */
+  maxStdMs(rows: number): number | undefined {
+    const mean = this.predict(rows);
+    if (mean === undefined) return undefined;
+    // The pooled part grows with the prediction, which never falls with rows; the per-size part is
+    // whatever a size up to `rows` measured.
+    let sd = mean * this.#relStd;
+    for (const s of this.#slots) if (s.rows <= rows && s.count >= 2) sd = Math.max(sd, Math.sqrt(s.variance));
+    return sd;
+  }
+
   /** How many standard deviations deadline decisions keep in reserve (the `k` option). */
   get k(): number {
     return this.#k;

@@ -198,6 +198,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
       queuedRows: queue.length,
       queuedRequests: queue.length,
       oldestEnqueuedAt: 0,
+      earliestDeadline: () => 101,
       *requests() {
         for (const r of queue) {
           read++;
@@ -207,6 +208,33 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     });
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full', shed: hopeless });
     expect(read).toBe(5 + 2 * 16);
+  });
+
+  test('a backlog that a bound on the plan shows on time is released as a full batch without reading a request', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // a full batch of 16 takes ~26 ms
+    let read = 0;
+    const queue = Array.from({ length: 64 }, (_, i) => req(95 + i * 0.05, 1000));
+    const counted = (q: QueuedRequestInfo[]): Partial<QueueView> => ({
+      *requests() {
+        for (const r of q) {
+          read++;
+          yield r;
+        }
+      },
+    });
+    // Four full batches end by ~100 + 4·26 + reserve < 95 + 150: nobody can be late.
+    const d = decideOn(p, view({ reqs: queue, maxLatencyMs: 150, ...counted(queue) }));
+    expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(read - queue.length).toBe(0); // decideOn's own pass, and nothing more
+    // A request deep in the queue whose timeout the bound cannot promise: the plan decides, and
+    // sheds it (it cannot finish even alone), as it would have without the shortcut.
+    const hopeless = req(99, 101);
+    const mixed = [...queue.slice(0, 40), hopeless, ...queue.slice(40)];
+    read = 0;
+    const e = decideOn(p, view({ reqs: mixed, maxLatencyMs: 150, ...counted(mixed) }));
+    expect(e).toEqual({ release: true, maxRows: 16, reason: 'full', shed: [hopeless] });
+    expect(read).toBeGreaterThan(mixed.length); // the plan read the queue
   });
 
   test('never waits with patience 0 or while another batch runs', () => {

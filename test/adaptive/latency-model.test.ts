@@ -93,6 +93,19 @@ describe('LatencyModel', () => {
     expect(steep.predict(20)!).toBeGreaterThan(0);
   });
 
+  test('maxStdMs bounds the spread of every batch size up to its argument, and is undefined before any data', () => {
+    const m = new LatencyModel();
+    expect(m.maxStdMs(16)).toBeUndefined();
+    // A small size that spreads widely and a large one that hardly spreads.
+    for (let i = 0; i < 20; i++) {
+      m.observe(ok(2, i % 2 === 0 ? 1 : 5));
+      m.observe(ok(16, i % 2 === 0 ? 9.9 : 10.1));
+    }
+    const bound = m.maxStdMs(16)!;
+    for (let rows = 1; rows <= 16; rows++) expect(bound).toBeGreaterThanOrEqual(m.stdMs(rows)!);
+    expect(m.maxStdMs(1)!).toBeLessThan(bound); // sizes above the argument do not count
+  });
+
   test('rejects nonsense options', () => {
     const cases: Array<[LatencyModelOptions, string]> = [
       [{ alpha: 0 }, 'LatencyModel: expected `alpha` to be a number > 0 and <= 1, got 0'],
