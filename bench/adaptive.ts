@@ -112,7 +112,6 @@ interface Cell {
   readonly shed: number[];
   /** Per run: requests answered later than BUDGET_MS after their scheduled arrival. */
   readonly late: number[];
-  readonly offered: number[];
   readonly batch: number[];
   /** Runs of this cell re-run because the machine was in a slow spell. */
   reruns: number;
@@ -168,7 +167,7 @@ main(async (args) => {
         for (let k = 0; k < SETTINGS.length; k++) {
           const s = SETTINGS[(k + rep + li) % SETTINGS.length] as (typeof SETTINGS)[number];
           const key = `${load}|${s.label}`;
-          const cell = cells.get(key) ?? { p99: [], shed: [], late: [], offered: [], batch: [], reruns: 0, disturbed: 0 };
+          const cell = cells.get(key) ?? { p99: [], shed: [], late: [], batch: [], reruns: 0, disturbed: 0 };
           let res: Awaited<ReturnType<typeof openLoop>>;
           let st: ModelHost<Float32Array, Float32Array>['stats'];
           for (let attempt = 0; ; attempt++) {
@@ -201,7 +200,6 @@ main(async (args) => {
           let late = 0;
           for (const v of res.latencies) if (v > BUDGET_MS) late++;
           cell.late.push(late);
-          cell.offered.push(res.offered);
           cell.batch.push(st.meanBatchSize);
           cells.set(key, cell);
           const all = pooled.get(key) ?? [];
@@ -216,7 +214,10 @@ main(async (args) => {
       const cell = (label: string): Cell => cells.get(`${load}|${label}`) as Cell;
       const p99Of = (label: string): number => pooledP99(pooled.get(`${load}|${label}`) ?? []);
       const missesOf = (label: string): number => sum(cell(label).shed) + sum(cell(label).late);
-      const fixed = FIXED.map((d) => ({ d, label: `greedy, maxDelayMs ${d}`, p99: p99Of(`greedy, maxDelayMs ${d}`), misses: missesOf(`greedy, maxDelayMs ${d}`) }));
+      const fixed = FIXED.map((d) => {
+        const label = `greedy, maxDelayMs ${d}`;
+        return { d, label, p99: p99Of(label), misses: missesOf(label) };
+      });
       const best = fixed.reduce((a, b) => (b.p99 < a.p99 ? b : a));
       const adP99 = p99Of(ADAPTIVE);
       const adMisses = missesOf(ADAPTIVE);
