@@ -172,6 +172,31 @@ describe('deadlines and cancellation', () => {
     await expect(b).resolves.toBe(6);
   });
 
+  test('time-outs and sheds carry no stack frames (they are made on the host loop, never the caller stack), and the global stack limit is restored', async () => {
+    const limit = Error.stackTraceLimit;
+    const { clock, host } = setup();
+    const running = host.inference(1, { timeoutMs: 10 });
+    await settle();
+    const queued = host.inference(2, { timeoutMs: 10 });
+    clock.advance(10);
+    const errors = await Promise.all([running, queued].map((p) => p.then(() => undefined, (e: Error) => e)));
+    const shedding = new ModelHost(async (xs: readonly number[]) => xs, {
+      maxBatchSize: 4,
+      clock,
+      policy: { name: 'refuser', decide: (view) => ({ release: false, shed: [...view.requests()] }) },
+    });
+    errors.push(await shedding.inference(3).then(() => undefined, (e: Error) => e));
+    expect(errors.map((e) => e?.name)).toEqual(['DeadlineExceededError', 'DeadlineExceededError', 'DeadlineExceededError']);
+    expect(errors.map((e) => (e as { reason?: string }).reason)).toEqual(['timeout', 'timeout', 'shed']);
+    for (const e of errors) expect(e?.stack).toBe(`DeadlineExceededError: ${String(e?.message)}`);
+    expect(Error.stackTraceLimit).toBe(limit);
+    // An abort keeps its frames: it is made on the stack of `abort()`, which may be the caller's.
+    const ac = new AbortController();
+    const aborted = host.inference(4, { signal: ac.signal }).then(() => undefined, (e: Error) => e);
+    ac.abort();
+    expect((await aborted)?.stack).toMatch(/\n\s+at /);
+  });
+
   test('aborting a queued request removes it; its cause is the signal reason', async () => {
     const { model, host } = setup();
     host.inference(0);
