@@ -1,7 +1,8 @@
 /**
  * A discrete-event simulation of a host under Poisson load, on a {@link ManualClock}: arrivals come
- * from a seeded RNG, the model's run time is `a + b·rows` (a clock timer), and nothing real waits.
- * Shared by the simulation test and the script that draws `docs/adaptive-latency-vs-load.svg`.
+ * from a seeded RNG, the model's run time is `a + b·rows` (a clock timer), or a recorded machine's
+ * (`cost`), and nothing real waits. Shared by the simulation test, the script that draws
+ * `docs/adaptive-latency-vs-load.svg` and the adaptive benchmark's replay.
  */
 import { ModelHost } from '../../src/engine/model-host';
 import { AdaptivePolicy, type AdaptivePolicyOptions, type AdaptiveStats } from '../../src/core/adaptive-policy';
@@ -28,6 +29,14 @@ export interface SimModel {
    * 1 and this coefficient of variation. Without it (0) the model is deterministic between spells.
    */
   readonly jitterCv?: number;
+  /**
+   * The run time in ms of a batch of `rows` rows that starts at `atMs` on the simulated clock, in
+   * place of `a + b·rows` with spells and jitter: the benchmark replays a real model's measured
+   * run times through it, so that every setting meets the same machine.
+   */
+  readonly cost?: (rows: number, atMs: number) => number;
+  /** The host's `timeoutMs` for every request. @default none */
+  readonly timeoutMs?: number;
 }
 
 /** One configuration to simulate. */
@@ -35,6 +44,8 @@ export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number } 
 
 export interface SimResult {
   readonly answered: number;
+  /** Every answered request's latency in ms, ascending. */
+  readonly latencies: readonly number[];
   readonly shed: number;
   readonly p50: number;
   readonly p99: number;
@@ -124,11 +135,12 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   const adaptive = policy.kind === 'adaptive' ? new AdaptivePolicy(policy.options) : undefined;
   const factorAt = spellFactor(m);
   const jitterOf = jitter(m);
-  const fn = (items: readonly number[]): Promise<number[]> =>
-    new Promise((resolve) => clock.setTimer(() => resolve([...items]), (m.a + m.b * items.length) * factorAt(clock.now()) * jitterOf()));
+  const cost = m.cost ?? ((rows: number, at: number): number => (m.a + m.b * rows) * factorAt(at) * jitterOf());
+  const fn = (items: readonly number[]): Promise<number[]> => new Promise((resolve) => clock.setTimer(() => resolve([...items]), cost(items.length, clock.now())));
   const host = new ModelHost(fn, {
     maxBatchSize: m.maxBatchSize,
     clock,
+    ...(m.timeoutMs === undefined ? {} : { timeoutMs: m.timeoutMs }),
     ...(policy.kind === 'fixed'
       ? { maxDelayMs: policy.maxDelayMs }
       : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
@@ -161,6 +173,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   const stats = host.stats;
   return {
     answered: latencies.length,
+    latencies,
     shed,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
