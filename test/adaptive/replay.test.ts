@@ -35,4 +35,14 @@ describe('the machine timeline the adaptive bench replays', () => {
     const r = await simulate(model, { kind: 'fixed', maxDelayMs: 0 }, [10, 150]);
     expect(r.latencies).toEqual([2, 8]);
   });
+
+  test('a blocking batch holds arrivals until it ends: they reach the host then (their time-outs count from there), their latency from arrival', async () => {
+    const model = { a: 10, b: 0, maxBatchSize: 8, maxLatencyMs: 1000, timeoutMs: 15 };
+    const arrivals = [0, 1, 2, 3];
+    const held = await simulate({ ...model, blocking: true }, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
+    expect([held.latencies, held.shed]).toEqual([[10, 17, 18, 19], 0]);
+    // Queued as they arrive, the three time out in the second batch (at 16, 17 and 18).
+    const queued = await simulate(model, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
+    expect([queued.latencies, queued.shed]).toEqual([[10], 3]);
+  });
 });

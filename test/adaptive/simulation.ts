@@ -37,6 +37,14 @@ export interface SimModel {
   readonly cost?: (rows: number, atMs: number) => number;
   /** The host's `timeoutMs` for every request. @default none */
   readonly timeoutMs?: number;
+  /**
+   * A batch holds the event loop while it runs, as an inline `session.run` does: requests that
+   * arrive meanwhile reach the host only when it ends (queued just before the batch settles, so the
+   * next decision sees them, as the host's wait for the timers phase arranges), their latency
+   * still counted from their arrival. Without it requests are queued as they arrive.
+   * @default false
+   */
+  readonly blocking?: boolean;
 }
 
 /** One configuration to simulate. */
@@ -136,36 +144,45 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   const factorAt = spellFactor(m);
   const jitterOf = jitter(m);
   const cost = m.cost ?? ((rows: number, at: number): number => (m.a + m.b * rows) * factorAt(at) * jitterOf());
-  const fn = (items: readonly number[]): Promise<number[]> => new Promise((resolve) => clock.setTimer(() => resolve([...items]), cost(items.length, clock.now())));
+  const latencies: number[] = [];
+  const answers: Array<{ sent: number; latency: number }> = [];
+  let shed = 0;
+  let i = 0;
+  let running = 0;
+  const send = (sent: number): void => {
+    host.inference(i++).then(
+      () => {
+        latencies.push(clock.now() - sent);
+        answers.push({ sent, latency: clock.now() - sent });
+      },
+      () => shed++,
+    );
+  };
+  const fn = (items: readonly number[]): Promise<number[]> => {
+    running++;
+    return new Promise((resolve) =>
+      clock.setTimer(() => {
+        running--;
+        // The loop is free again: what arrived while the batch held it reaches the host now.
+        if (m.blocking === true) while (i < arrivals.length && (arrivals[i] as number) <= clock.now()) send(arrivals[i] as number);
+        resolve([...items]);
+      }, cost(items.length, clock.now())),
+    );
+  };
   const host = new ModelHost(fn, {
     maxBatchSize: m.maxBatchSize,
     clock,
     ...(m.timeoutMs === undefined ? {} : { timeoutMs: m.timeoutMs }),
-    ...(policy.kind === 'fixed'
-      ? { maxDelayMs: policy.maxDelayMs }
-      : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
+    ...(policy.kind === 'fixed' ? { maxDelayMs: policy.maxDelayMs } : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
   });
-  const latencies: number[] = [];
-  const answers: Array<{ sent: number; latency: number }> = [];
-  let shed = 0;
   const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
-  let i = 0;
   while (i < arrivals.length || host.stats.queued + host.stats.running > 0) {
-    const nextArrival = i < arrivals.length ? (arrivals[i] as number) : Infinity;
+    const nextArrival = i < arrivals.length && !(m.blocking === true && running > 0) ? (arrivals[i] as number) : Infinity;
     const nextTimer = clock.nextTimerAt ?? Infinity;
     const t = Math.min(nextArrival, nextTimer);
     if (t === Infinity) break;
     clock.advance(Math.max(0, t - clock.now()));
-    if (nextArrival <= nextTimer) {
-      const sent = clock.now();
-      host.inference(i++).then(
-        () => {
-          latencies.push(clock.now() - sent);
-          answers.push({ sent, latency: clock.now() - sent });
-        },
-        () => shed++,
-      );
-    }
+    if (nextArrival <= nextTimer) send(clock.now());
     await tick();
   }
   await host.stop();
