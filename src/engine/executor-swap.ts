@@ -1,4 +1,6 @@
-import type { Executor } from '../executors/executor';
+import type { Executor, ReloadOptions } from '../executors/executor';
+
+export type { ReloadOptions } from '../executors/executor';
 import { fail, rejectUnknownKeys } from '../core/options';
 
 /** One executor the host has run batches on, and how many of its batches are still running. */
@@ -60,23 +62,6 @@ export class ExecutorSwap<Batch, BatchOut> {
   async released(): Promise<void> {
     await Promise.all([...this.#releases]);
   }
-}
-
-/**
- * Options of `host.reload(next, options)`.
- *
- * @example
- * ```ts
- * const options: ReloadOptions = { version: '2' };
- * ```
- */
-export interface ReloadOptions {
-  /**
-   * The new model's version label: what `host.version` and the HTTP server's model metadata say
-   * once the reload completes. Non-empty, without `/` (it appears in `/versions/{v}` paths).
-   * @default the count of models the host has served, including the new one (`'2'`, `'3'`...)
-   */
-  version?: string;
 }
 
 /** Checks `reload()`'s options before anything loads. @internal */

@@ -11,7 +11,7 @@ import type { RequestOutcome } from '../core/observer';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
 import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
 import { greedyPolicy, type LatencyModelView, type QueuedRequestInfo, type ReleaseDecision, type ReleaseReason } from '../core/policy';
-import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
+import { toExecutor, type BatchFunction, type Executor, type ReloadTarget } from '../executors/executor';
 import { runBatch, type BatchRunHost, type ReleasedBatch } from './batch-run';
 import { LaneBatch, PlainLane, type Settle } from './plain-lane';
 import type { PipelineConfig } from './pipeline';
@@ -364,29 +364,31 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * ```
    */
   reload(
-    next:
-      | BatchFunction<Batch, BatchOut>
-      | Executor<Batch, BatchOut>
-      | BatchFunction<readonly In[], ReadonlyArray<Out | Error>>
-      | Executor<readonly In[], ReadonlyArray<Out | Error>>,
+    next?: ReloadTarget<Batch, BatchOut> | ReloadTarget<readonly In[], ReadonlyArray<Out | Error>> | ReloadOptions,
     options: ReloadOptions = {},
   ): Promise<void> {
     const o = this.#o;
-    if (this.#stopping) return Promise.reject(new HostStoppedError(`${o.name}.reload: the host is stopped (or stopping)`));
-    let executor: Executor<Batch, BatchOut>;
+    const where = `${o.name}.reload`;
+    if (this.#stopping) return Promise.reject(new HostStoppedError(`${where}: the host is stopped (or stopping)`));
+    const direct = typeof next === 'function' || (typeof next === 'object' && next !== null && typeof (next as Executor<Batch, BatchOut>).run === 'function');
     try {
-      checkReloadOptions(`${o.name}.reload`, options);
-      executor = toExecutor<Batch, BatchOut>(`${o.name}.reload`, next, '');
+      checkReloadOptions(where, options, direct ? [] : (this.#executors.current.reloadOptionKeys ?? []));
+      if (direct || this.#executors.current.successor === undefined) toExecutor<Batch, BatchOut>(where, next, '');
     } catch (e) {
       return Promise.reject(e as Error);
     }
-    const discard = (): Promise<void> => Promise.resolve(executor.stop?.()).catch(() => undefined);
+    let executor: Executor<Batch, BatchOut> | undefined;
+    const discard = (): Promise<void> => Promise.resolve(executor?.stop?.()).catch(() => undefined);
     const run = async (): Promise<void> => {
       await this.start();
+      // Built when its turn comes: after an earlier reload, the executor serving then makes it.
+      const serving = this.#executors.current;
+      executor = direct || serving.successor === undefined ? toExecutor<Batch, BatchOut>(where, next, '') : await serving.successor(next, options);
+      const fresh = executor;
       try {
-        await executor.start?.();
+        await fresh.start?.();
         if (o.warmup !== undefined) {
-          const pipeline = { ...this.#batchRun.pipeline, run: (batch: unknown) => executor.run(batch as Batch) };
+          const pipeline = { ...this.#batchRun.pipeline, run: (batch: unknown) => fresh.run(batch as Batch) };
           await runWarmup({ ...this.#warmupHost(), pipeline }, o.warmup);
         }
       } catch (e) {
@@ -398,7 +400,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
         await discard();
         throw new HostStoppedError(`${o.name}.reload: the host was stopped while the new model started`);
       }
-      this.#executors.swap(executor);
+      this.#executors.swap(fresh);
       this.#reloads++;
       this.#version = options.version ?? String(this.#reloads + 1);
       this.#schedule();

@@ -21,7 +21,57 @@ export interface Executor<Batch, BatchOut> {
   run(batch: Batch): BatchOut | PromiseLike<BatchOut>;
   /** Releases everything; the host calls it once, after the last batch has finished. */
   stop?(): Promise<void>;
+  /**
+   * Builds the executor that takes over on `host.reload(next, options)` when `next` is not itself
+   * a batch function or an executor: a model file for an ONNX executor, `undefined` for "load the
+   * same model again" (a hosted class re-runs its context's providers). The host starts the
+   * successor (and warms it up) beside this one and swaps it in once ready; the hook only builds
+   * it. Without the hook, `reload()` takes only batch functions and executors.
+   */
+  successor?(next: unknown, options: ReloadOptions): Executor<Batch, BatchOut> | Promise<Executor<Batch, BatchOut>>;
+  /**
+   * The option keys `successor` reads beyond `version` (e.g. `['session']`); `reload()` refuses
+   * others, naming these.
+   * @default []
+   */
+  readonly reloadOptionKeys?: readonly string[];
 }
+
+/**
+ * Options of `host.reload(next, options)`: the version label, plus whatever the serving
+ * executor's `successor` hook reads (named by its `reloadOptionKeys`; a hosted class takes
+ * `context`, an ONNX host on this thread `session`).
+ *
+ * @example
+ * ```ts
+ * const options: ReloadOptions = { version: '2' };
+ * ```
+ */
+export interface ReloadOptions {
+  /**
+   * The new model's version label: what `host.version` and the HTTP server's model metadata say
+   * once the reload completes. Non-empty, without `/` (it appears in `/versions/{v}` paths).
+   * @default the count of models the host has served, including the new one (`'2'`, `'3'`...)
+   */
+  version?: string;
+  /**
+   * A hosted class's new context providers (`createHost`): a fresh instance is built with them.
+   * @default the host's own providers, run again
+   */
+  context?: object;
+  /**
+   * Session options for the new model of an ONNX host on this thread (`createOnnxHost`).
+   * @default the host's own
+   */
+  session?: object;
+}
+
+/**
+ * What `host.reload(next)` takes: a batch function or an executor to run from now on, or what the
+ * serving executor's `successor` hook builds one from (a model file's path or bytes for an ONNX
+ * host; nothing, to load the same model again).
+ */
+export type ReloadTarget<Batch, BatchOut> = BatchFunction<Batch, BatchOut> | Executor<Batch, BatchOut> | string | Uint8Array;
 
 /** A batch function: the simplest executor. */
 export type BatchFunction<Batch, BatchOut> = (batch: Batch) => BatchOut | PromiseLike<BatchOut>;
