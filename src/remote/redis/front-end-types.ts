@@ -27,6 +27,13 @@ export interface RedisHostClientStats {
   readonly answered: number;
   /** Requests waiting for an answer now. */
   readonly inFlight: number;
+  /**
+   * The same as `inFlight`, under the name every host's stats use: a front end cannot tell which of
+   * its requests a replica has started, so it counts them all as queued.
+   */
+  readonly queued: number;
+  /** Always 0, for the same reason (the replicas' own stats say what runs). */
+  readonly running: number;
   /** Answers dropped because their caller was already answered (a duplicate, or late after a timeout or abort). */
   readonly duplicatesDropped: number;
   /** Requests in the stream not yet answered, over every front end (`XLEN`), as last polled. */

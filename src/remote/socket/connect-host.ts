@@ -129,6 +129,16 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
     return this.#hostName;
   }
 
+  /** The same as {@link hostName}: the name `Servable` consumers read. */
+  get name(): string | undefined {
+    return this.#hostName;
+  }
+
+  /** The same as `close()`: how `Servable` consumers (a server closing) end it. */
+  stop(): Promise<void> {
+    return this.close();
+  }
+
   /**
    * Sends one item to the host and resolves with its result, batched there with every other
    * client's requests. Never throws synchronously. Rejects at once with
