@@ -107,8 +107,11 @@ export interface Servable<In = never, Out = unknown> {
   inference?(item: In, options?: RequestOptions): Promise<Out>;
   /** Generates from token ids. */
   generate?(prompt: readonly number[], options?: ServableGenerateOptions): ServableTokenStream;
-  /** Stops it (draining when asked); servers call it on close. */
-  stop(options?: { drain?: boolean }): Promise<void>;
+  /**
+   * Stops it (draining when asked); the HTTP server calls it on close. The socket and Redis
+   * servers and the metric adapters never stop what they are handed, and do not ask for it.
+   */
+  stop?(options?: { drain?: boolean }): Promise<void>;
 }
 
 /** A servable's limits, as consumers read them. */

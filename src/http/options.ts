@@ -13,14 +13,14 @@ export type ServedTensor = TensorSignature;
 
 /**
  * What the server needs from a batching model.
- * @deprecated Use `Servable` (from `microbatch`): the server takes a `ServableWith<'inference' | 'model'>`
+ * @deprecated Use `Servable` (from `microbatch`): the server takes a `ServableWith<'inference' | 'model' | 'stop'>`
  * whose `inference()` maps feeds to outputs (`InferenceServable`).
  */
 export type ServableModel = InferenceServable;
 
 /**
  * What the generate routes need from a generative model.
- * @deprecated Use `Servable` (from `microbatch`): the generate routes take a `ServableWith<'generate'>`.
+ * @deprecated Use `Servable` (from `microbatch`): the generate routes take a `ServableWith<'generate' | 'stop'>`.
  */
 export type ServableGenerator = GenerativeServable;
 

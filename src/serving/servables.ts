@@ -2,7 +2,7 @@ import type { ServableWith } from '../core/servable';
 import type { TensorLike } from '../tensor/tensor-like';
 
 /**
- * What the serving core needs from a batching model: a {@link Servable} whose `inference()` takes
+ * What the serving core needs from a batching model: a `Servable` whose `inference()` takes
  * the feeds of one request (tensors by input name) and answers its outputs, with the model's
  * signature, which requests are checked against before they are queued. An `OnnxHost` from
  * `createOnnxHost` is one, and so is a worker-backed host from `createServingHost`.
@@ -12,10 +12,10 @@ import type { TensorLike } from '../tensor/tensor-like';
  * const host: InferenceServable = await createOnnxHost('model.onnx', { maxBatchSize: 32 });
  * ```
  */
-export type InferenceServable = ServableWith<'inference' | 'model', Record<string, TensorLike>, Record<string, TensorLike>>;
+export type InferenceServable = ServableWith<'inference' | 'model' | 'stop', Record<string, TensorLike>, Record<string, TensorLike>>;
 
 /**
- * What the serving core needs from a generative model: a {@link Servable} with `generate()`
+ * What the serving core needs from a generative model: a `Servable` with `generate()` and `stop()`
  * (`GenerationHost` is one).
  *
  * @example
@@ -23,7 +23,7 @@ export type InferenceServable = ServableWith<'inference' | 'model', Record<strin
  * const generator: GenerativeServable = new GenerationHost(step, { maxBatchSize: 16, initialState });
  * ```
  */
-export type GenerativeServable = ServableWith<'generate'>;
+export type GenerativeServable = ServableWith<'generate' | 'stop'>;
 
 /**
  * Turns text into token ids and back, for `text_input` / `text_output` on the generate routes.

@@ -1,3 +1,4 @@
+import type { ModelSignature, TensorSignature } from '../../core/servable';
 import type { RedisOptions } from './common';
 
 /**
@@ -44,19 +45,14 @@ export interface RedisHostClientStats {
   readonly replicas: number;
 }
 
-/** One input or output of a model, as a replica publishes it. */
-export interface PublishedTensor {
-  readonly name: string;
-  /** The tensor type (`'float32'`, `'int64'`...). */
-  readonly dtype: string;
-  /** Declared dims: numbers are fixed, strings are symbolic. */
-  readonly dims: ReadonlyArray<number | string>;
-  /** The batch axis, or `'shared'`. */
-  readonly batchAxis: number | 'shared';
-}
+/**
+ * One input or output of a model, as a replica publishes it.
+ * @deprecated Use `TensorSignature` (from `microbatch`), the one tensor-signature type.
+ */
+export type PublishedTensor = TensorSignature;
 
-/** A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP. */
-export interface PublishedModel {
-  readonly inputs: readonly PublishedTensor[];
-  readonly outputs: readonly PublishedTensor[];
-}
+/**
+ * A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP.
+ * @deprecated Use `ModelSignature` (from `microbatch`).
+ */
+export type PublishedModel = ModelSignature;
