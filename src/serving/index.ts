@@ -31,4 +31,3 @@ export { modelConfig } from './model-config';
 export type { ModelConfig, ModelConfigTensor } from './model-config';
 export { StatsCollector } from './model-stats';
 export type { BatchSizeStats, ModelStatistics, StatDuration } from './model-stats';
-export { packageVersion } from './package-version';

@@ -1,7 +1,7 @@
 import { kserveDatatype } from './datatypes';
 import type { TensorSignature } from '../core/servable';
 import { ServingError } from './errors';
-import { packageVersion } from './package-version';
+import { packageVersion } from '../core/package-version';
 import { servedVersion, type InferenceServable } from './servables';
 
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */

@@ -3,8 +3,8 @@ import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
 import { PendingCalls } from '../pending-calls';
-import type { SocketTensorReviver } from '../socket/codec';
-import { HostUnavailableError } from '../socket/errors';
+import type { SocketTensorReviver } from '../wire/codec';
+import { HostUnavailableError } from '../wire/errors';
 import { commonOptions, ConnectionPair } from './common';
 import type { ConnectRedisHostOptions, PublishedModel, RedisHostClientStats } from './front-end-types';
 import { redactUrl, type RedisConnection } from './connection';

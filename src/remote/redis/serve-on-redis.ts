@@ -4,7 +4,7 @@ import { toError } from '../../core/describe';
 import { DeliveryLimitError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { isServableWith, type ServableWith } from '../../core/servable';
-import type { SocketTensorReviver } from '../socket/codec';
+import type { SocketTensorReviver } from '../wire/codec';
 import { commonOptions, ConnectionPair } from './common';
 import type { RedisReplica, RedisReplicaStats, ServeHostOnRedisOptions } from './replica-types';
 import { redactUrl, type RedisConnection } from './connection';

@@ -5,9 +5,9 @@ import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } fro
 import { checkRequestOptions } from '../../engine/request-options';
 import { PendingCalls } from '../pending-calls';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
-import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
-import { HostUnavailableError } from './errors';
-import { FrameDecoder } from './framing';
+import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from '../wire/codec';
+import { HostUnavailableError } from '../wire/errors';
+import { FrameDecoder } from '../wire/framing';
 import { checkMaxFrameBytes, checkPath, PROTOCOL_VERSION } from './options';
 
 /**

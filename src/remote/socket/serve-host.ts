@@ -4,8 +4,8 @@ import { describe, toError } from '../../core/describe';
 import type { RequestOptions } from '../../core/options';
 import { isServableWith, type ServableWith } from '../../core/servable';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
-import { decodeMessage, encodeMessage, type SocketTensorReviver } from './codec';
-import { FrameDecoder } from './framing';
+import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../wire/codec';
+import { FrameDecoder } from '../wire/framing';
 import { checkMaxFrameBytes, checkPath, PROTOCOL_VERSION } from './options';
 
 /**
