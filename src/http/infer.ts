@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptedCoding, compress, decodeBody } from './compression';
-import { decodeRequest, invalidArgument, servedVersion, type InferenceServable, type ResolvedLimits } from '../serving';
+import { decodeRequest, invalidArgument, requestTimeout, servedVersion, type InferenceServable, type ResolvedLimits } from '../serving';
 import { encodeResponse, HEADER_LENGTH } from './encode-response';
 import { toHttpError } from './http-error';
 import { readBody } from './read-body';
@@ -53,7 +53,7 @@ export function clientTimeout(req: IncomingMessage, fromBody: number | undefined
     if (!(n > 0)) throw invalidArgument('invalid_header', `the Timeout-Ms header must be a positive number of milliseconds, got ${JSON.stringify(header)}`);
     asked = n;
   }
-  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+  return requestTimeout(asked, limits);
 }
 
 /**

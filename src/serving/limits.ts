@@ -79,6 +79,15 @@ export function resolveLimits(where: string, limits: ServerLimits | undefined): 
 }
 
 /**
+ * The time limit of one request: what the client asked for (any transport's way of asking), else
+ * `timeoutMs`, clamped to `maxTimeoutMs`.
+ * @internal
+ */
+export function requestTimeout(asked: number | undefined, limits: ResolvedLimits): number {
+  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+}
+
+/**
  * Counts the requests a server holds at once (`maxConcurrentRequests`), over every model and
  * generator and every transport that shares it: one past the limit is refused before its body is
  * read, so that a flood costs neither memory nor parsing.
