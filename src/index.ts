@@ -97,6 +97,8 @@ export { connectHost, HostUnavailableError, serveHost, SocketHostClient } from '
 export type { ConnectHostOptions, InferenceTarget, ServeHostOptions, SocketHostServer } from './remote/socket';
 export { combineObservers } from './observe/combine';
 export type { WatchedHost } from './observe/common';
+export { isServableWith } from './core/servable';
+export type { ModelSignature, Servable, ServableGenerateOptions, ServableLimits, ServableStats, ServableTokenStream, ServableWith, TensorSignature } from './core/servable';
 export { GenerationHost, greedy } from './generate/generation-host';
 export type { GenerationStats } from './generate/generation-host';
 export { TokenStream } from './generate/token-stream';

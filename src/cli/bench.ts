@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { ModelDescription } from '../onnx/describe-model';
-import type { OrtModule } from '../onnx/runtime';
+import type * as Ort from 'onnxruntime-node';
+import type { ModelDescription } from '../onnx';
 import { DTYPES, isTensorType } from '../tensor/dtypes';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
 import { recommend, type BatchTiming } from './recommend';
@@ -74,7 +74,7 @@ function describeInputs(model: ModelDescription): string {
 }
 
 /** Synthetic feeds for a batch of `rows`: pseudo-random floats in [-1, 1), zeros otherwise. */
-function makeFeeds(ort: OrtModule, model: ModelDescription, rows: number, dims: Map<string, number>): Record<string, Tensor> {
+function makeFeeds(ort: typeof Ort, model: ModelDescription, rows: number, dims: Map<string, number>): Record<string, Tensor> {
   const feeds: Record<string, Tensor> = {};
   let seed = 12345;
   for (const t of model.inputs) {

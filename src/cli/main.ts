@@ -3,7 +3,7 @@
  * dynamic batching, `microbatch bench <model.onnx>` profiles it per batch size.
  * @packageDocumentation
  */
-import { packageVersion } from '../http/package-version';
+import { packageVersion } from '../core/package-version';
 import { UsageError } from './args';
 import { bench, BENCH_HELP } from './bench';
 import { processIo, type Io } from './io';

@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import type { HostObserver } from '../core/observer';
 import { availableParallelism } from 'node:os';
-import { LOG_LEVELS, type LogLevel, type LogOptions } from '../http/logger';
-import type { MetricsSource } from '../http/options';
+import type { LogLevel, LogOptions, MetricsSource } from '../http';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
 import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/worker/thread-budget';
 import type { Io } from './io';
-import type { ServingHost } from '../onnx/serving-host';
-import type { RedisReplica } from '../remote/redis/replica-types';
+import type { ServingHost } from '../onnx';
+import type { RedisReplica } from '../remote/redis';
 import { watchModelFile } from './watch-model';
 
 /** `microbatch serve --help`. */
@@ -94,9 +93,9 @@ function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: 
 }
 
 /** `--log-level` and `--log-format` as the server's `log` option, or a {@link UsageError}. */
-function logOptions(cmd: string, values: Record<string, unknown>, io: Io): LogOptions {
+function logOptions(cmd: string, values: Record<string, unknown>, io: Io, levels: readonly LogLevel[]): LogOptions {
   const level = values['log-level'] ?? 'info';
-  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`${cmd}: --log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  if (!levels.includes(level as LogLevel)) throw new UsageError(`${cmd}: --log-level must be one of ${levels.join(', ')}, got ${JSON.stringify(level)}`);
   const format = values['log-format'] ?? 'text';
   if (format !== 'text' && format !== 'json') throw new UsageError(`${cmd}: --log-format must be text or json, got ${JSON.stringify(format)}`);
   return { level: level as LogLevel, format, write: (line) => io.err(line) };
@@ -127,14 +126,18 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
-  const log = logOptions(cmd, values, io);
+  // The HTTP server (microbatch/http), loaded only now, so that --help and the usage errors above
+  // answer without it; --log-level is checked against its levels.
+  const http = await import('../http');
+  const log = logOptions(cmd, values, io, http.LOG_LEVELS);
   const redisUrl = typeof values.redis === 'string' ? values.redis : undefined;
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);
   const claimIdleMs = numberFlag(cmd, values, 'claim-idle-ms', { min: 1 });
   if (claimIdleMs !== undefined && redisUrl === undefined) throw new UsageError(`${cmd}: --claim-idle-ms needs --redis`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
-  const [{ createServingHost }, { createInferenceServer }, { handleShutdownSignals }] = await Promise.all([import('../onnx/serving-host'), import('../http/server'), import('../http/shutdown')]);
+  const { createServingHost } = await import('../onnx/serving-host');
+  const { createInferenceServer, handleShutdownSignals } = http;
   const metrics = loadMetrics(maxBatchSize);
   const model = await createServingHost(modelPath, {
     maxBatchSize,

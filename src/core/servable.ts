@@ -80,8 +80,12 @@ export type ServableTokenStream = AsyncIterable<number> & {
  * ```
  */
 export interface Servable<In = never, Out = unknown> {
-  /** The name its events and statistics carry. */
-  readonly name: string;
+  /**
+   * The name its events and statistics carry (a `ModelHost` always has one; a consumer that needs
+   * it, such as the metric adapters, asks for it with {@link ServableWith}).
+   * @default undefined (events and statistics of this servable cannot be told apart)
+   */
+  readonly name?: string;
   /**
    * The model version serving now; it changes when the host reloads.
    * @default '1'
@@ -103,8 +107,11 @@ export interface Servable<In = never, Out = unknown> {
   inference?(item: In, options?: RequestOptions): Promise<Out>;
   /** Generates from token ids. */
   generate?(prompt: readonly number[], options?: ServableGenerateOptions): ServableTokenStream;
-  /** Stops it (draining when asked); servers call it on close. */
-  stop(options?: { drain?: boolean }): Promise<void>;
+  /**
+   * Stops it (draining when asked); the HTTP server calls it on close. The socket and Redis
+   * servers and the metric adapters never stop what they are handed, and do not ask for it.
+   */
+  stop?(options?: { drain?: boolean }): Promise<void>;
 }
 
 /** A servable's limits, as consumers read them. */
@@ -137,3 +144,35 @@ export interface ServableStats {
  * ```
  */
 export type ServableWith<K extends keyof Servable, In = never, Out = unknown> = Servable<In, Out> & { readonly [P in K]-?: NonNullable<Servable<In, Out>[P]> };
+
+const KINDS: Readonly<Record<keyof Servable, 'function' | 'object' | 'string' | 'boolean'>> = {
+  name: 'string',
+  version: 'string',
+  ready: 'boolean',
+  model: 'object',
+  options: 'object',
+  stats: 'object',
+  inference: 'function',
+  generate: 'function',
+  stop: 'function',
+};
+
+/**
+ * Whether `value` is a {@link Servable} with the named members present (functions for
+ * `inference`, `generate` and `stop`, objects for `model`, `options` and `stats`): how a consumer
+ * checks, once, what it is handed, before it says what it expected and what came.
+ *
+ * @example
+ * ```ts
+ * if (!isServableWith(host, ['inference', 'stats', 'options'])) throw new TypeError(`expected a host with inference(), stats and options; got ${describe(host)}`);
+ * ```
+ */
+export function isServableWith<K extends keyof Servable>(value: unknown, members: readonly K[]): value is ServableWith<K> {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  for (const m of members) {
+    const kind = typeof v[m];
+    if (kind !== KINDS[m] || (kind === 'object' && v[m] === null)) return false;
+  }
+  return true;
+}

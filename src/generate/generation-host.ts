@@ -14,6 +14,8 @@ import { TokenStream } from './token-stream';
 export interface GenerationStats {
   /** Prompts waiting for a slot. */
   readonly waiting: number;
+  /** The same as `waiting`, under the name every host's stats use (what `Servable` consumers read). */
+  readonly queued: number;
   /** Sequences running (holding a slot). */
   readonly running: number;
   /** Decode steps run. */
@@ -125,7 +127,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
 
   /** A snapshot of the counters. */
   get stats(): GenerationStats {
-    return { waiting: this.#waiting.length, running: this.#running.length, steps: this.#steps, rows: this.#rows, tokens: this.#tokens, sequences: { ...this.#ended } };
+    return { waiting: this.#waiting.length, queued: this.#waiting.length, running: this.#running.length, steps: this.#steps, rows: this.#rows, tokens: this.#tokens, sequences: { ...this.#ended } };
   }
 
   /**

@@ -1,7 +1,9 @@
 /**
  * The HTTP server (`microbatch/http`): serve batching hosts over HTTP with the KServe v2 / Triton
  * inference protocol (JSON and binary tensors), health and readiness probes, Prometheus metrics and
- * graceful shutdown, on `node:http` with no framework.
+ * graceful shutdown, on `node:http` with no framework: one transport over the protocol-neutral
+ * serving core (src/serving), which holds the protocol and maps failures to codes; this layer maps
+ * the codes to HTTP statuses.
  * @packageDocumentation
  * @module microbatch/http
  */
@@ -15,13 +17,15 @@ export type { FastifyInstanceLike, FastifyReplyLike, FastifyRequestLike } from '
 export type { ShutdownOptions } from './shutdown';
 export { DEFAULT_LIMITS } from './options';
 export type { CloseOptions, GeneratorEntry, InferenceServerOptions, MetricsSource, ServableGenerator, ServableModel, ServedTensor, ServerLimits, Tokenizer } from './options';
-export { HttpError, toHttpError } from './http-error';
+export { HTTP_STATUS, HttpError, toHttpError } from './http-error';
 export { LOG_LEVELS } from './logger';
 export type { LogLevel, LogOption, LogOptions } from './logger';
-export { KSERVE_DATATYPES, kserveDatatype } from './datatypes';
-export type { KServeDatatype } from './datatypes';
-export type { ModelMetadata, ServerMetadata, TensorMetadata } from './metadata';
-export type { ModelConfig, ModelConfigTensor } from './model-config';
-export type { BatchSizeStats, ModelStatistics, StatDuration } from './model-stats';
+export { KSERVE_DATATYPES, kserveDatatype } from '../serving';
+export type { KServeDatatype } from '../serving';
+export type { ModelMetadata, ServerMetadata, TensorMetadata } from '../serving';
+export type { ModelConfig, ModelConfigTensor } from '../serving';
+export type { BatchSizeStats, ModelStatistics, StatDuration } from '../serving';
+export { ServingError, toServingError } from '../serving';
+export type { GenerativeServable, InferenceServable, ServingErrorCode } from '../serving';
 export { TIMEOUT_HEADER } from './infer';
 export { HEADER_LENGTH } from './encode-response';

@@ -1,11 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptedCoding, compress, decodeBody } from './compression';
-import { decodeRequest } from './decode-request';
+import { decodeRequest, invalidArgument, requestTimeout, servedVersion, type InferenceServable, type ResolvedLimits } from '../serving';
 import { encodeResponse, HEADER_LENGTH } from './encode-response';
-import { servedVersion } from './metadata';
-import { badRequest, toHttpError } from './http-error';
-import type { ServableModel } from './options';
-import type { ResolvedLimits } from './options';
+import { toHttpError } from './http-error';
 import { readBody } from './read-body';
 import { send } from './respond';
 
@@ -15,7 +12,7 @@ export const TIMEOUT_HEADER = 'timeout-ms';
 /** What the inference route needs from the server. @internal */
 export interface InferContext {
   readonly modelName: string;
-  readonly host: ServableModel;
+  readonly host: InferenceServable;
   readonly limits: ResolvedLimits;
   readonly int64As: 'number' | 'string';
 }
@@ -26,13 +23,13 @@ function bodyParts(req: IncomingMessage): 'json' | number {
   if (headerLength !== undefined) {
     const n = Number(headerLength);
     if (!/^\d+$/.test(String(headerLength)) || !Number.isSafeInteger(n)) {
-      throw badRequest('invalid_header', `Inference-Header-Content-Length must be a byte count, got ${JSON.stringify(headerLength)}`);
+      throw invalidArgument('invalid_header', `Inference-Header-Content-Length must be a byte count, got ${JSON.stringify(headerLength)}`);
     }
     return n;
   }
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type === '' || type === 'application/json' || type.endsWith('+json')) return 'json';
-  throw badRequest(
+  throw invalidArgument(
     'unsupported_content_type',
     `unsupported Content-Type ${JSON.stringify(type)}: send application/json (KServe v2 JSON), or binary tensors with the Inference-Header-Content-Length header`,
   );
@@ -43,7 +40,7 @@ export function parseJson(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
-    throw badRequest('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`);
+    throw invalidArgument('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`);
   }
 }
 
@@ -53,10 +50,10 @@ export function clientTimeout(req: IncomingMessage, fromBody: number | undefined
   let asked = fromBody;
   if (header !== undefined) {
     const n = Number(header);
-    if (!(n > 0)) throw badRequest('invalid_header', `the Timeout-Ms header must be a positive number of milliseconds, got ${JSON.stringify(header)}`);
+    if (!(n > 0)) throw invalidArgument('invalid_header', `the Timeout-Ms header must be a positive number of milliseconds, got ${JSON.stringify(header)}`);
     asked = n;
   }
-  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+  return requestTimeout(asked, limits);
 }
 
 /**
@@ -70,7 +67,7 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
   const body = await decodeBody(req.headers['content-encoding'], await readBody(req, ctx.limits.maxBodyBytes), ctx.limits.maxBodyBytes);
   const headerLength = parts === 'json' ? body.length : parts;
   if (headerLength > body.length) {
-    throw badRequest('invalid_header', `Inference-Header-Content-Length is ${headerLength}, but the body has only ${body.length} bytes`);
+    throw invalidArgument('invalid_header', `Inference-Header-Content-Length is ${headerLength}, but the body has only ${body.length} bytes`);
   }
   const json = parseJson(body.subarray(0, headerLength));
   const request = decodeRequest(json, {

@@ -1,15 +1,27 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe } from '../core/describe';
+import {
+  checkVersion,
+  generatorMetadata,
+  invalidArgument,
+  modelConfig,
+  modelMetadata,
+  RequestGate,
+  resolveLimits,
+  servedVersion,
+  serverMetadata,
+  ServingError,
+  ServingRegistry,
+  StatsCollector,
+  type InferenceServable,
+  type Served,
+} from '../serving';
 import { handleInfer } from './infer';
-import { badRequest, HttpError, toHttpError } from './http-error';
-import { checkVersion, generatorMetadata, modelMetadata, servedVersion, serverMetadata } from './metadata';
-import { GENERATORS, generatorVersion, handleGenerate } from './generate';
+import { HttpError, toHttpError } from './http-error';
+import { handleGenerate } from './generate';
 import { ServerLogger } from './logger';
-import { modelConfig } from './model-config';
-import { StatsCollector } from './model-stats';
-import { BATCHING_MODELS, ModelRegistry } from './model-registry';
-import { DEFAULT_LIMITS, type CloseOptions, type GeneratorEntry, type InferenceServerOptions, type MetricsSource, type ResolvedLimits, type ServableModel, type ServerLimits } from './options';
+import type { CloseOptions, InferenceServerOptions, MetricsSource } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
 
@@ -35,17 +47,6 @@ export interface InferenceServer {
    * second call returns the first call's promise.
    */
   close(options?: CloseOptions): Promise<void>;
-}
-
-function resolveLimits(limits: ServerLimits | undefined): ResolvedLimits {
-  const out: Record<string, number> = { ...DEFAULT_LIMITS };
-  for (const [key, value] of Object.entries(limits ?? {})) {
-    if (!(key in DEFAULT_LIMITS)) throw new TypeError(`createInferenceServer: unknown limit \`${key}\`; the limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !(value > 0)) throw new RangeError(`createInferenceServer: limit \`${key}\` must be a positive number, got ${String(value)}`);
-    out[key] = value;
-  }
-  return out as unknown as ResolvedLimits;
 }
 
 async function readMetrics(source: MetricsSource): Promise<{ text: string; contentType: string }> {
@@ -96,7 +97,7 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  */
 export function createInferenceServer(options: InferenceServerOptions): InferenceServer {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
-  const limits = resolveLimits(options.limits);
+  const limits = resolveLimits('createInferenceServer', options.limits);
   const logger = new ServerLogger(options.log);
   const stats = new StatsCollector();
   const given = options.generators ?? {};
@@ -107,11 +108,10 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   for (const name of Object.keys(given)) {
     if (Object.prototype.hasOwnProperty.call(options.models, name)) throw new TypeError(`createInferenceServer: ${JSON.stringify(name)} is both in \`models\` and in \`generators\`; a name serves one model`);
   }
-  const logError = (line: string): void => logger.line('error', line);
-  // A 404 lists every served name, batching or generative.
-  const allNames = (): string[] => [...models.names(), ...generators.names()];
-  const generators = new ModelRegistry<GeneratorEntry>(given, logError, GENERATORS, allNames);
-  const models = new ModelRegistry(options.models, logError, BATCHING_MODELS, allNames);
+  // One registry: batching models first, then generators (the order `GET /v2/models` lists them in).
+  const registry = new ServingRegistry('createInferenceServer', (name, e) => logger.line('error', `microbatch http: model "${name}" failed to load: ${e.message}`));
+  for (const [name, value] of Object.entries(options.models)) registry.add(name, value, 'model');
+  for (const [name, value] of Object.entries(given)) registry.add(name, value, 'generator');
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -122,37 +122,39 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   let closing = false;
   let closePromise: Promise<void> | undefined;
   let inFlight = 0;
-  let inferring = 0;
+  const gate = new RequestGate(limits.maxConcurrentRequests);
   let idleWaiters: Array<() => void> = [];
   const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
 
   /** The ready host for a model route, or the 404 for an unknown model or another version. */
-  function modelFor(name: string, version: string | undefined): ServableModel {
-    const host = models.get(name, limits.retryAfterSeconds);
+  function modelFor(name: string, version: string | undefined): InferenceServable {
+    const { host } = registry.get(name) as Extract<Served, { kind: 'model' }>; // a generator's routes never come here
     checkVersion(name, version, servedVersion(host));
     return host;
   }
 
   /** The error for a generate route on a name that is no generator: a pointer to `/infer` for a batching model, else the 404. */
-  function notAGenerator(name: string): HttpError {
-    if (models.has(name)) return badRequest('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
-    return models.notFound(name);
+  function notAGenerator(name: string): ServingError {
+    if (registry.kindOf(name) === 'model') return invalidArgument('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
+    return registry.notFound(name);
   }
+
+  const shuttingDown = (): ServingError => new ServingError('unavailable', 'shutting_down', 'the server is shutting down and takes no new requests', { retry: true });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
     if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
     const name: RouteName = found.route;
-    if (found.model !== '' && generators.has(found.model)) return routeGenerator(req, res, name, found.model, found.version);
+    if (found.model !== '' && registry.kindOf(found.model) === 'generator') return routeGenerator(req, res, name, found.model, found.version);
     switch (name) {
       case 'server-metadata':
         return sendJson(res, 200, serverMetadata());
       case 'live':
         return sendJson(res, 200, { live: true });
       case 'ready': {
-        const ready = !closing && models.allReady() && generators.allReady();
-        const body = { live: true, ready, closing, models: { ...models.states(), ...generators.states() } };
+        const ready = !closing && registry.allReady();
+        const body = { live: true, ready, closing, models: registry.states() };
         return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
@@ -161,13 +163,13 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: [...models.listing(), ...generators.listing()] });
+        return sendJson(res, 200, { models: registry.listing() });
       case 'model':
         return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
       case 'model-ready': {
-        const state = models.states()[found.model];
-        if (state === undefined) models.get(found.model, limits.retryAfterSeconds); // throws the 404
-        const served = models.servedVersion(found.model);
+        const state = registry.states()[found.model];
+        if (state === undefined) throw registry.notFound(found.model);
+        const served = registry.servedVersion(found.model);
         if (served !== undefined) checkVersion(found.model, found.version, served);
         const ready = state === 'ready' && !closing;
         return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
@@ -182,17 +184,13 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       case 'generate-stream':
         throw notAGenerator(found.model);
       case 'infer': {
-        if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
+        if (closing) throw shuttingDown();
         const host = modelFor(found.model, found.version);
-        // Refused before the body is read, so that a flood costs neither memory nor parsing.
-        if (inferring >= limits.maxConcurrentRequests) {
-          throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
-        }
-        inferring++;
+        gate.enter(); // before the body is read
         try {
           return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
         } finally {
-          inferring--;
+          gate.leave();
         }
       }
     }
@@ -200,33 +198,28 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
 
   /** The routes of a generative model: metadata, ready, and Triton's generate and generate_stream. */
   async function routeGenerator(req: IncomingMessage, res: ServerResponse, name: RouteName, model: string, version: string | undefined): Promise<void> {
-    const served = generators.servedVersion(model);
+    const served = registry.servedVersion(model);
     if (served !== undefined) checkVersion(model, version, served);
     switch (name) {
-      case 'model': {
-        const entry = generators.get(model, limits.retryAfterSeconds);
-        return sendJson(res, 200, generatorMetadata(model, generatorVersion(entry), null));
-      }
+      case 'model':
+        return sendJson(res, 200, generatorMetadata(model, servedVersion(registry.get(model).host), null));
       case 'model-ready': {
-        const ready = generators.states()[model] === 'ready' && !closing;
+        const ready = registry.states()[model] === 'ready' && !closing;
         return sendJson(res, ready ? 200 : 503, { name: model, ready }, ready ? {} : retry);
       }
       case 'generate':
       case 'generate-stream': {
-        if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down and takes no new requests', retry);
-        const entry = generators.get(model, limits.retryAfterSeconds);
-        if (inferring >= limits.maxConcurrentRequests) {
-          throw new HttpError(503, 'queue_full', `the server is already handling ${limits.maxConcurrentRequests} inference requests (limits.maxConcurrentRequests); retry later`, retry);
-        }
-        inferring++;
+        if (closing) throw shuttingDown();
+        const { host, tokenizer } = registry.get(model) as Extract<Served, { kind: 'generator' }>;
+        gate.enter();
         try {
-          return await handleGenerate(req, res, { modelName: model, entry, limits }, name === 'generate-stream');
+          return await handleGenerate(req, res, { modelName: model, host, tokenizer, limits }, name === 'generate-stream');
         } finally {
-          inferring--;
+          gate.leave();
         }
       }
       default:
-        throw badRequest('not_a_batching_model', `model ${JSON.stringify(model)} is a generative model: send its requests to POST /v2/models/${model}/generate or /generate_stream (${req.method} ${req.url} is for batching models)`);
+        throw invalidArgument('not_a_batching_model', `model ${JSON.stringify(model)} is a generative model: send its requests to POST /v2/models/${model}/generate or /generate_stream (${req.method} ${req.url} is for batching models)`);
     }
   }
 
@@ -275,7 +268,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     closing = true;
     const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     server.closeIdleConnections();
-    const hosts: Array<{ stop(o: { drain: boolean }): Promise<void> }> = [...(await models.settled()), ...(await generators.settled()).map((g) => g.host)];
+    const hosts = (await registry.settled()).map((s) => s.host);
     if (drain) {
       await whenIdle(timeoutMs);
     }
@@ -294,7 +287,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     server,
     handle,
     get ready() {
-      return !closing && models.allReady() && generators.allReady();
+      return !closing && registry.allReady();
     },
     listen(port = 8080, host = '127.0.0.1') {
       return new Promise<AddressInfo>((resolve, reject) => {

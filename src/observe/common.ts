@@ -1,21 +1,14 @@
+import { describe } from '../core/describe';
+import { isServableWith, type ServableWith } from '../core/servable';
+
 /**
- * What the metric adapters read from a host at scrape time: any `ModelHost` fits. Structural, so
- * the adapters need no import of the engine.
+ * What the metric adapters read from a host at scrape time: a `Servable` with its `name` (the
+ * `host` label), `stats` (`queued` and `runningBatches` become gauges, `cache` the cache metrics)
+ * and `options` (`maxBatchSize` is shown as a gauge so dashboards can draw the fill ratio); any
+ * `ModelHost` fits.
+ * @deprecated Use `Servable` (from `microbatch`): `watch()` takes a `ServableWith<'name' | 'stats' | 'options'>`.
  */
-export interface WatchedHost {
-  /** The host's `name`, used as the `host` label. */
-  readonly name: string;
-  /** Live counters; `queued` and `runningBatches` become gauges. */
-  readonly stats: {
-    readonly queued: number;
-    readonly running: number;
-    readonly runningBatches: number;
-    /** Present on hosts with the `cache` option: read into the cache metrics. */
-    readonly cache?: { readonly hits: number; readonly shared: number; readonly misses: number; readonly size: number };
-  };
-  /** Current limits; `maxBatchSize` is shown as a gauge so dashboards can draw the fill ratio. */
-  readonly options: { readonly maxBatchSize: number };
-}
+export type WatchedHost = ServableWith<'name' | 'stats' | 'options'>;
 
 /**
  * Batch size bucket bounds: powers of two below `maxBatchSize`, then `maxBatchSize` itself, so
@@ -39,11 +32,11 @@ export const TOKENS_PER_SECOND_BUCKETS: readonly number[] = [1, 5, 10, 25, 50, 1
 
 /** Keeps the set of watched hosts; `watch()` returns its own undo. */
 export class HostSet {
-  readonly #hosts = new Set<WatchedHost>();
+  readonly #hosts = new Set<ServableWith<'name' | 'stats' | 'options'>>();
 
-  add(host: WatchedHost): () => void {
-    if (typeof host !== 'object' || host === null || typeof host.name !== 'string' || typeof host.stats !== 'object') {
-      throw new TypeError('microbatch metrics: watch(host) expects a ModelHost (an object with name and stats)');
+  add(host: ServableWith<'name' | 'stats' | 'options'>): () => void {
+    if (!isServableWith(host, ['name', 'stats'])) {
+      throw new TypeError(`microbatch metrics: watch(host) expects a ModelHost (an object with name and stats); got ${describe(host)}`);
     }
     this.#hosts.add(host);
     return () => {
@@ -51,7 +44,7 @@ export class HostSet {
     };
   }
 
-  [Symbol.iterator](): IterableIterator<WatchedHost> {
+  [Symbol.iterator](): IterableIterator<ServableWith<'name' | 'stats' | 'options'>> {
     return this.#hosts.values();
   }
 }

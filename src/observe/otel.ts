@@ -9,7 +9,8 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { Attributes, Link, Meter, SpanContext, Tracer } from '@opentelemetry/api';
 import type { BatchEvent, HostObserver } from '../core/observer';
 import type { GenerationObserver } from '../generate/events';
-import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS } from './common';
+import type { ServableWith } from '../core/servable';
 import { requireOptionalPeer } from '../core/optional-peer';
 
 // @opentelemetry/api is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
@@ -54,7 +55,7 @@ export interface OtelInstrumentation {
    */
   readonly observer: HostObserver & GenerationObserver;
   /** Reports a host's queue depth and batches in flight as observable gauges; returns the undo. */
-  watch(host: WatchedHost): () => void;
+  watch(host: ServableWith<'name' | 'stats' | 'options'>): () => void;
 }
 
 /**
@@ -138,7 +139,7 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
         const attrs = { 'microbatch.host': h.name };
         const stats = h.stats;
         result.observe(depth, stats.queued, attrs);
-        result.observe(inFlight, stats.runningBatches, attrs);
+        result.observe(inFlight, stats.runningBatches ?? 0, attrs);
         const c = stats.cache;
         if (c === undefined) continue;
         result.observe(cacheRequests, c.hits, { ...attrs, 'microbatch.cache.result': 'hit' });

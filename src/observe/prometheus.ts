@@ -8,7 +8,8 @@ import type * as PromClient from 'prom-client';
 import { requireOptionalPeer } from '../core/optional-peer';
 import type { HostObserver } from '../core/observer';
 import type { GenerationObserver } from '../generate/events';
-import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS, type WatchedHost } from './common';
+import { batchSizeBuckets, HostSet, SECONDS_BUCKETS, TOKENS_PER_SECOND_BUCKETS } from './common';
+import type { ServableWith } from '../core/servable';
 import { checkRegistry } from './registry';
 
 // prom-client is an optional peer: loaded when this subpath is imported, with a message naming it if absent.
@@ -50,7 +51,7 @@ export interface PrometheusMetrics {
    * Reports a host's queue depth and batches in flight at every scrape. Returns a function that
    * stops (call it after `host.stop()` so a stopped host's series disappear).
    */
-  watch(host: WatchedHost): () => void;
+  watch(host: ServableWith<'name' | 'stats' | 'options'>): () => void;
 }
 
 /**
@@ -121,7 +122,7 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   });
   // Gauges read the hosts when scraped, so they are exact at scrape time and cost nothing between scrapes.
   gauge(`${p}queue_depth`, 'Requests waiting in the queue.', (h) => h.stats.queued);
-  gauge(`${p}batches_in_flight`, 'Batches running now.', (h) => h.stats.runningBatches);
+  gauge(`${p}batches_in_flight`, 'Batches running now.', (h) => h.stats.runningBatches ?? 0);
   gauge(`${p}max_batch_size`, 'The host\'s current maxBatchSize.', (h) => h.options.maxBatchSize);
   // The cache's counts live in host.stats (hits never reach the observer: they never queue).
   new Counter({
@@ -151,7 +152,7 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
     },
   });
 
-  function gauge(name: string, help: string, read: (h: WatchedHost) => number): void {
+  function gauge(name: string, help: string, read: (h: ServableWith<'name' | 'stats' | 'options'>) => number): void {
     new Gauge({
       name,
       help,

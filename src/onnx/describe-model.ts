@@ -1,20 +1,16 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import { describe } from '../core/describe';
+import type { TensorSignature } from '../core/servable';
 
 /** Where a tensor's batch lies: an axis index, or `'shared'` (not batched: one value for the whole batch). */
 export type BatchAxis = number | 'shared';
 
-/** One input or output of a model, as {@link describeModel} reads it. */
-export interface TensorDescription {
-  /** The name used in feeds and results. */
-  readonly name: string;
-  /** The element type (`'float32'`, `'int64'`...), or `'non-tensor'` for sequence/map values. */
-  readonly dtype: string;
-  /** The declared dims: numbers are fixed, strings are symbolic (dynamic) dimension names. */
-  readonly dims: ReadonlyArray<number | string>;
-  /** The detected (or overridden) batch axis. */
-  readonly batchAxis: BatchAxis;
-}
+/**
+ * One input or output of a model, as {@link describeModel} reads it (`dtype` is `'non-tensor'`
+ * for sequence/map values; `batchAxis` is the detected or overridden batch axis).
+ * @deprecated Use `TensorSignature` (from `microbatch`), the one tensor-signature type.
+ */
+export type TensorDescription = TensorSignature;
 
 /** Why a model cannot be batched (see {@link ModelDescription.unbatchable}). */
 export interface UnbatchableReason {
@@ -29,9 +25,9 @@ export interface UnbatchableReason {
 /** What {@link describeModel} returns. */
 export interface ModelDescription {
   /** The inputs, in the model's order. */
-  readonly inputs: readonly TensorDescription[];
+  readonly inputs: readonly TensorSignature[];
   /** The outputs, in the model's order. */
-  readonly outputs: readonly TensorDescription[];
+  readonly outputs: readonly TensorSignature[];
   /** The symbolic dimension taken as the batch (e.g. `'N'`, `'batch'`), if any. */
   readonly batchDim: string | undefined;
   /**
@@ -164,7 +160,7 @@ function formatDims(dims: ReadonlyArray<number | string>): string {
   return `[${dims.join(', ')}]`;
 }
 
-type Read = Omit<TensorDescription, 'batchAxis'>;
+type Read = Omit<TensorSignature, 'batchAxis'>;
 
 function read(m: InferenceSession.ValueMetadata): Read {
   if (!m.isTensor) return { name: m.name, dtype: 'non-tensor', dims: [] };

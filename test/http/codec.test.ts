@@ -1,6 +1,6 @@
-import { decodeBinary, encodeBinary } from '../../src/http/binary';
-import { fromHalfBits, toHalfBits } from '../../src/http/datatypes';
-import { jsonData, parseJsonData } from '../../src/http/json-data';
+import { decodeBinary, encodeBinary } from '../../src/serving/raw-data';
+import { fromHalfBits, toHalfBits } from '../../src/serving/datatypes';
+import { jsonData, parseJsonData } from '../../src/serving/json-data';
 import { matchRoute } from '../../src/http/routes';
 import { toHttpError } from '../../src/http/http-error';
 import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../../src/core/errors';

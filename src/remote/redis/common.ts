@@ -1,5 +1,5 @@
 import { checkMs, fail } from '../../core/options';
-import type { SocketTensorReviver } from '../socket/codec';
+import type { SocketTensorReviver } from '../wire/codec';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { checkUrl, RedisConnection, type ConnectionEvents } from './connection';
 import { CLIENT_ID, redisKeys, type RedisKeys } from './keys';

@@ -3,8 +3,8 @@ import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
 import { PendingCalls } from '../pending-calls';
-import type { SocketTensorReviver } from '../socket/codec';
-import { HostUnavailableError } from '../socket/errors';
+import type { SocketTensorReviver } from '../wire/codec';
+import { HostUnavailableError } from '../wire/errors';
 import { commonOptions, ConnectionPair } from './common';
 import type { ConnectRedisHostOptions, PublishedModel, RedisHostClientStats } from './front-end-types';
 import { redactUrl, type RedisConnection } from './connection';
@@ -85,6 +85,11 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     this.#statusTimer.unref();
   }
 
+  /** The same as {@link modelName}: the name `Servable` consumers read. */
+  get name(): string {
+    return this.modelName;
+  }
+
   /** True while Redis is reachable and a replica has been seen within `claimIdleMs`. */
   get ready(): boolean {
     return this.#commands.up && this.#stats.replicas > 0 && !this.#closed;
@@ -105,7 +110,7 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
 
   /** Counters; queue depth, lag and replicas are polled about every `claimIdleMs / 3` (at most 1 s). */
   get stats(): RedisHostClientStats {
-    return { ...this.#stats, inFlight: this.#pending.size };
+    return { ...this.#stats, inFlight: this.#pending.size, queued: this.#pending.size, running: 0 };
   }
 
   /**

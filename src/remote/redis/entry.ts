@@ -1,5 +1,5 @@
-import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../socket/codec';
-import { FrameDecoder } from '../socket/framing';
+import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../wire/codec';
+import { FrameDecoder } from '../wire/framing';
 import { CLIENT_ID } from './keys';
 
 /**

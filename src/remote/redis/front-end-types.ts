@@ -1,3 +1,4 @@
+import type { ModelSignature, TensorSignature } from '../../core/servable';
 import type { RedisOptions } from './common';
 
 /**
@@ -27,6 +28,13 @@ export interface RedisHostClientStats {
   readonly answered: number;
   /** Requests waiting for an answer now. */
   readonly inFlight: number;
+  /**
+   * The same as `inFlight`, under the name every host's stats use: a front end cannot tell which of
+   * its requests a replica has started, so it counts them all as queued.
+   */
+  readonly queued: number;
+  /** Always 0, for the same reason (the replicas' own stats say what runs). */
+  readonly running: number;
   /** Answers dropped because their caller was already answered (a duplicate, or late after a timeout or abort). */
   readonly duplicatesDropped: number;
   /** Requests in the stream not yet answered, over every front end (`XLEN`), as last polled. */
@@ -37,19 +45,14 @@ export interface RedisHostClientStats {
   readonly replicas: number;
 }
 
-/** One input or output of a model, as a replica publishes it. */
-export interface PublishedTensor {
-  readonly name: string;
-  /** The tensor type (`'float32'`, `'int64'`...). */
-  readonly dtype: string;
-  /** Declared dims: numbers are fixed, strings are symbolic. */
-  readonly dims: ReadonlyArray<number | string>;
-  /** The batch axis, or `'shared'`. */
-  readonly batchAxis: number | 'shared';
-}
+/**
+ * One input or output of a model, as a replica publishes it.
+ * @deprecated Use `TensorSignature` (from `microbatch`), the one tensor-signature type.
+ */
+export type PublishedTensor = TensorSignature;
 
-/** A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP. */
-export interface PublishedModel {
-  readonly inputs: readonly PublishedTensor[];
-  readonly outputs: readonly PublishedTensor[];
-}
+/**
+ * A model's inputs and outputs, as a replica publishes them for front ends that serve HTTP.
+ * @deprecated Use `ModelSignature` (from `microbatch`).
+ */
+export type PublishedModel = ModelSignature;

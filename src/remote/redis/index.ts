@@ -12,4 +12,4 @@ export { connectRedisHost, RedisHostClient } from './connect-redis-host';
 export type { ConnectRedisHostOptions, PublishedModel, PublishedTensor, RedisHostClientStats } from './front-end-types';
 export type { RedisOptions } from './common';
 export { DeliveryLimitError } from '../../core/errors';
-export { HostUnavailableError } from '../socket/errors';
+export { HostUnavailableError } from '../wire/errors';

@@ -1,22 +1,21 @@
-import type { RequestOptions } from '../../core/options';
+import type { ServableWith } from '../../core/servable';
 import type { RedisOptions } from './common';
 
 /**
- * What {@link serveHostOnRedis} serves: a host with `inference()`, and the `stats` and `options` a
- * `ModelHost` has, from which the replica computes how much work it can start now.
+ * What {@link serveHostOnRedis} serves: a `Servable` with `inference()`, `stats` and `options`,
+ * from which the replica computes how much work it can start now (`runningBatches` and
+ * `maxConcurrentBatches` count when present, as on a `ModelHost`; without them, one batch at a
+ * time). Its `model`, when present, is published for front ends that serve HTTP (a host from
+ * `microbatch/onnx` has it).
+ * @deprecated Use `Servable` (from `microbatch`): `serveHostOnRedis` takes a
+ * `ServableWith<'inference' | 'stats' | 'options'>`.
  *
  * @example
  * ```ts
- * const target: RedisServable = await createOnnxHost('model.onnx', { maxBatchSize: 32 });
+ * const target: ServableWith<'inference' | 'stats' | 'options'> = await createOnnxHost('model.onnx', { maxBatchSize: 32 });
  * ```
  */
-export interface RedisServable {
-  inference(item: never, options?: RequestOptions): Promise<unknown>;
-  readonly stats: { readonly queued: number; readonly runningBatches: number };
-  readonly options: { readonly maxBatchSize: number; readonly maxConcurrentBatches: number };
-  /** Published for front ends that serve HTTP (a host from `microbatch/onnx` has it). */
-  readonly model?: unknown;
-}
+export type RedisServable = ServableWith<'inference' | 'stats' | 'options'>;
 
 /**
  * Options of {@link serveHostOnRedis}.

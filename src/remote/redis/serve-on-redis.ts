@@ -3,9 +3,10 @@ import { hostname } from 'node:os';
 import { toError } from '../../core/describe';
 import { DeliveryLimitError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
-import type { SocketTensorReviver } from '../socket/codec';
+import { isServableWith, type ServableWith } from '../../core/servable';
+import type { SocketTensorReviver } from '../wire/codec';
 import { commonOptions, ConnectionPair } from './common';
-import type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions } from './replica-types';
+import type { RedisReplica, RedisReplicaStats, ServeHostOnRedisOptions } from './replica-types';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
@@ -45,9 +46,9 @@ interface Held {
  * process.on('SIGTERM', async () => { await replica.close(); await host.stop(); });
  * ```
  */
-export async function serveHostOnRedis(host: RedisServable, options: ServeHostOnRedisOptions): Promise<RedisReplica> {
+export async function serveHostOnRedis(host: ServableWith<'inference' | 'stats' | 'options'>, options: ServeHostOnRedisOptions): Promise<RedisReplica> {
   const where = 'serveHostOnRedis';
-  if (typeof host !== 'object' || host === null || typeof host.inference !== 'function' || typeof host.stats !== 'object' || typeof host.options !== 'object') {
+  if (!isServableWith(host, ['inference', 'stats', 'options'])) {
     throw new TypeError(`${where}: expected a host with inference(), stats and options, such as a ModelHost; got ${host === null ? 'null' : typeof host}`);
   }
   if (typeof options !== 'object' || options === null) fail(where, 'options', 'an object { url, model, ... }', options);
@@ -59,7 +60,7 @@ export async function serveHostOnRedis(host: RedisServable, options: ServeHostOn
 
 class Replica implements RedisReplica {
   readonly consumer: string;
-  readonly #host: RedisServable;
+  readonly #host: ServableWith<'inference' | 'stats' | 'options'>;
   readonly #url: string;
   readonly #keys: RedisKeys;
   readonly #group: string;
@@ -86,7 +87,7 @@ class Replica implements RedisReplica {
   #loop: Promise<void> | undefined;
   #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0 };
 
-  constructor(where: string, host: RedisServable, o: ServeHostOnRedisOptions) {
+  constructor(where: string, host: ServableWith<'inference' | 'stats' | 'options'>, o: ServeHostOnRedisOptions) {
     this.#host = host;
     const common = commonOptions(where, o);
     ({ url: this.#url, keys: this.#keys, group: this.#group, claimIdleMs: this.#claimIdleMs, maxEntryBytes: this.#maxEntryBytes, revive: this.#revive } = common);
@@ -135,8 +136,8 @@ class Replica implements RedisReplica {
   /** How many more entries the host can start now: free batch slots' rows, less what it holds. */
   #capacity(): number {
     if (this.#closing !== undefined || this.#isolated.length > 0) return 0;
-    const { queued, runningBatches } = this.#host.stats;
-    const { maxBatchSize, maxConcurrentBatches } = this.#host.options;
+    const { queued, runningBatches = 0 } = this.#host.stats;
+    const { maxBatchSize, maxConcurrentBatches = 1 } = this.#host.options;
     return Math.max(0, (maxConcurrentBatches - runningBatches) * maxBatchSize - queued);
   }
 
@@ -233,7 +234,7 @@ class Replica implements RedisReplica {
   /** Runs a taken-over entry alone: only when the host holds nothing else, one at a time. */
   #runIsolated(): void {
     if (this.#isolated.length === 0 || this.#held.size > 0) return;
-    const { queued, runningBatches } = this.#host.stats;
+    const { queued, runningBatches = 0 } = this.#host.stats;
     if (queued > 0 || runningBatches > 0) return;
     this.#run(this.#isolated.shift()!);
   }

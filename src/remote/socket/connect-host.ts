@@ -5,9 +5,9 @@ import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } fro
 import { checkRequestOptions } from '../../engine/request-options';
 import { PendingCalls } from '../pending-calls';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
-import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from './codec';
-import { HostUnavailableError } from './errors';
-import { FrameDecoder } from './framing';
+import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from '../wire/codec';
+import { HostUnavailableError } from '../wire/errors';
+import { FrameDecoder } from '../wire/framing';
 import { checkMaxFrameBytes, checkPath, PROTOCOL_VERSION } from './options';
 
 /**
@@ -127,6 +127,16 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
   /** The host's `name`, as it announced itself (undefined before the first connection). */
   get hostName(): string | undefined {
     return this.#hostName;
+  }
+
+  /** The same as {@link hostName}: the name `Servable` consumers read. */
+  get name(): string | undefined {
+    return this.#hostName;
+  }
+
+  /** The same as `close()`: how `Servable` consumers (a server closing) end it. */
+  stop(): Promise<void> {
+    return this.close();
   }
 
   /**

@@ -7,4 +7,4 @@ export { serveHost } from './serve-host';
 export type { InferenceTarget, ServeHostOptions, SocketHostServer } from './serve-host';
 export { connectHost, SocketHostClient } from './connect-host';
 export type { ConnectHostOptions } from './connect-host';
-export { HostUnavailableError } from './errors';
+export { HostUnavailableError } from '../wire/errors';

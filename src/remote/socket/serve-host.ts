@@ -1,26 +1,24 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { toError } from '../../core/describe';
+import { describe, toError } from '../../core/describe';
 import type { RequestOptions } from '../../core/options';
+import { isServableWith, type ServableWith } from '../../core/servable';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
-import { decodeMessage, encodeMessage, type SocketTensorReviver } from './codec';
-import { FrameDecoder } from './framing';
+import { decodeMessage, encodeMessage, type SocketTensorReviver } from '../wire/codec';
+import { FrameDecoder } from '../wire/framing';
 import { checkMaxFrameBytes, checkPath, PROTOCOL_VERSION } from './options';
 
 /**
- * What {@link serveHost} exposes: anything with `inference(item, options)`, a `ModelHost` first
- * of all (a structural type, so this module does not depend on the host's class).
+ * What {@link serveHost} exposes: a `Servable` with `inference(item, options)`, a `ModelHost`
+ * first of all; its `name`, when present, is announced to clients.
+ * @deprecated Use `Servable` (from `microbatch`): `serveHost` takes a `ServableWith<'inference'>`.
  *
  * @example
  * ```ts
- * const target: InferenceTarget<Float32Array, Float32Array> = host; // a ModelHost
+ * const target: ServableWith<'inference', Float32Array, Float32Array> = host; // a ModelHost
  * ```
  */
-export interface InferenceTarget<In = unknown, Out = unknown> {
-  inference(item: In, options?: RequestOptions): Promise<Out>;
-  /** Announced to clients. */
-  readonly name?: string;
-}
+export type InferenceTarget<In = unknown, Out = unknown> = ServableWith<'inference', In, Out>;
 
 /**
  * Options of {@link serveHost}.
@@ -94,10 +92,10 @@ interface Connection {
  * // in each client process: const model = await connectHost('/tmp/model.sock');
  * ```
  */
-export async function serveHost(host: InferenceTarget, options: ServeHostOptions): Promise<SocketHostServer> {
+export async function serveHost(host: ServableWith<'inference', unknown>, options: ServeHostOptions): Promise<SocketHostServer> {
   const where = 'serveHost';
-  if (typeof host !== 'object' || host === null || typeof host.inference !== 'function') {
-    throw new TypeError(`${where}: expected a host with inference(item, options), such as a ModelHost`);
+  if (!isServableWith(host, ['inference'])) {
+    throw new TypeError(`${where}: expected a host with inference(item, options), such as a ModelHost; got ${describe(host)}`);
   }
   const path = checkPath(where, options?.path);
   const maxFrameBytes = checkMaxFrameBytes(where, options.maxFrameBytes);

@@ -1,6 +1,6 @@
 import { Tensor } from 'onnxruntime-node';
-import { decodeMessage, encodeMessage } from '../../../src/remote/socket/codec';
-import { FrameDecoder, FrameTooLargeError } from '../../../src/remote/socket/framing';
+import { decodeMessage, encodeMessage } from '../../../src/remote/wire/codec';
+import { FrameDecoder, FrameTooLargeError } from '../../../src/remote/wire/framing';
 import { QueueFullError } from '../../../src/core/errors';
 import { reviveTensorDefault } from '../../../src/executors/worker/transfer';
 

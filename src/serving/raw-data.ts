@@ -3,7 +3,8 @@ import type { TensorData } from '../tensor/dtypes';
 import { ELEMENT_BYTES, type KServeDatatype } from './datatypes';
 
 /**
- * The KServe binary tensor extension: raw little-endian element bytes (fixed-size types), or for
+ * Raw tensor bytes, as the KServe binary tensor extension and the gRPC `raw_input_contents` /
+ * `raw_output_contents` carry them: little-endian element bytes (fixed-size types), or for
  * `BYTES` each element as a 4-byte little-endian length followed by its bytes.
  */
 

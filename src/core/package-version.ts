@@ -1,6 +1,6 @@
 /**
  * This package's version, as `package.json` says (what `microbatch --version` prints and
- * `GET /v2` reports).
+ * `GET /v2` reports). In core, below both, so that the CLI reads it without loading the serving core.
  * @internal
  */
 export function packageVersion(): string {

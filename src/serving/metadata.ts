@@ -1,18 +1,8 @@
 import { kserveDatatype } from './datatypes';
-import { HttpError } from './http-error';
-import { packageVersion } from './package-version';
-import type { ServableModel, ServedTensor } from './options';
-
-/** The version of a model that names none. */
-export const DEFAULT_VERSION = '1';
-
-/**
- * The version a model serves now, the only one its `versions/{v}` paths accept: the host's
- * `version` (a `ModelHost` counts its reloads), else `'1'`. @internal
- */
-export function servedVersion(host: ServableModel): string {
-  return typeof host.version === 'string' && host.version !== '' ? host.version : DEFAULT_VERSION;
-}
+import type { TensorSignature } from '../core/servable';
+import { ServingError } from './errors';
+import { packageVersion } from '../core/package-version';
+import { servedVersion, type InferenceServable } from './servables';
 
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
 export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
@@ -68,7 +58,7 @@ export interface ServerMetadata {
 /** The platform of a model that names none: hosts from `microbatch/onnx` run ONNX on onnxruntime. */
 export const DEFAULT_PLATFORM = 'onnxruntime_onnx';
 
-function tensor(t: ServedTensor): TensorMetadata {
+function tensor(t: TensorSignature): TensorMetadata {
   return {
     name: t.name,
     datatype: kserveDatatype(t.dtype) ?? t.dtype,
@@ -79,7 +69,7 @@ function tensor(t: ServedTensor): TensorMetadata {
 }
 
 /** Builds the metadata answer for a model. @internal */
-export function modelMetadata(name: string, host: ServableModel): ModelMetadata {
+export function modelMetadata(name: string, host: InferenceServable): ModelMetadata {
   return {
     name,
     versions: [servedVersion(host)],
@@ -95,8 +85,8 @@ export function serverMetadata(): ServerMetadata {
   return { name: 'microbatch', version: packageVersion(), extensions: SERVER_EXTENSIONS };
 }
 
-/** Throws the 404 for a `versions/{v}` path naming a version other than the served one. @internal */
+/** Throws the `'not-found'` error for a request naming a version other than the served one. @internal */
 export function checkVersion(model: string, version: string | undefined, served: string): void {
   if (version === undefined || version === served) return;
-  throw new HttpError(404, 'model_version_not_found', `model ${JSON.stringify(model)} has no version ${JSON.stringify(version)}; its version is ${JSON.stringify(served)}`);
+  throw new ServingError('not-found', 'model_version_not_found', `model ${JSON.stringify(model)} has no version ${JSON.stringify(version)}; its version is ${JSON.stringify(served)}`);
 }

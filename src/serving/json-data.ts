@@ -1,6 +1,6 @@
 import type { TensorData } from '../tensor/dtypes';
 import { fromHalfBits, toHalfBits, type KServeDatatype } from './datatypes';
-import { badRequest } from './http-error';
+import { invalidArgument } from './errors';
 
 /**
  * Tensor data in the JSON form: a flat row-major array (nested arrays are flattened, as Triton
@@ -49,16 +49,16 @@ function flatten(value: readonly unknown[], out: unknown[], limit: number, depth
  * @internal
  */
 export function parseJsonData(datatype: KServeDatatype, raw: unknown, count: number, name: string): TensorData {
-  if (!Array.isArray(raw)) throw badRequest('invalid_data', `${name}: "data" must be an array of ${count} elements, got ${raw === null ? 'null' : typeof raw}`);
+  if (!Array.isArray(raw)) throw invalidArgument('invalid_data', `${name}: "data" must be an array of ${count} elements, got ${raw === null ? 'null' : typeof raw}`);
   const flat: unknown[] = [];
   // One more than expected is enough to know the length is wrong, without flattening a huge array.
   const flattened = flatten(raw, flat, count + 1);
-  if (flattened === 'deep') throw badRequest('invalid_data', `${name}: "data" is nested more than ${MAX_NESTING} levels deep`);
+  if (flattened === 'deep') throw invalidArgument('invalid_data', `${name}: "data" is nested more than ${MAX_NESTING} levels deep`);
   if (flattened === 'long' || flat.length !== count) {
-    throw badRequest('data_length', `${name}: expected ${count} data elements (the product of the shape), got ${flat.length > count ? 'more' : flat.length}`);
+    throw invalidArgument('data_length', `${name}: expected ${count} data elements (the product of the shape), got ${flat.length > count ? 'more' : flat.length}`);
   }
   const bad = (i: number, want: string): never => {
-    throw badRequest('invalid_data', `${name}: data element ${i} must be ${want}, got ${JSON.stringify(flat[i]) ?? String(flat[i])}`);
+    throw invalidArgument('invalid_data', `${name}: data element ${i} must be ${want}, got ${JSON.stringify(flat[i]) ?? String(flat[i])}`);
   };
   switch (datatype) {
     case 'BYTES':

@@ -1,6 +1,7 @@
 import { kserveDatatype } from './datatypes';
 import { DEFAULT_PLATFORM } from './metadata';
-import type { ServableModel, ServedTensor } from './options';
+import type { TensorSignature } from '../core/servable';
+import type { InferenceServable } from './servables';
 
 /** One input or output in a {@link ModelConfig}, as Triton's model configuration writes it. */
 export interface ModelConfigTensor {
@@ -37,13 +38,13 @@ function tritonType(dtype: string): string {
   return datatype === 'BYTES' ? 'TYPE_STRING' : `TYPE_${datatype}`;
 }
 
-function configTensor(t: ServedTensor): ModelConfigTensor {
+function configTensor(t: TensorSignature): ModelConfigTensor {
   const dims = t.dims.map((d) => (typeof d === 'number' ? d : -1));
   return { name: t.name, data_type: tritonType(t.dtype), dims: t.batchAxis === 'shared' ? dims : dims.filter((_, i) => i !== t.batchAxis), batch_axis: t.batchAxis };
 }
 
 /** Builds the config answer for a model. @internal */
-export function modelConfig(name: string, host: ServableModel): ModelConfig {
+export function modelConfig(name: string, host: InferenceServable): ModelConfig {
   const o = host.options;
   const queue = o?.maxQueueSize ?? Infinity;
   return {

@@ -1,10 +1,11 @@
 import type { TensorData } from '../tensor/dtypes';
 import type { TensorLike } from '../tensor/tensor-like';
-import { decodeBinary } from './binary';
+import { decodeBinary } from './raw-data';
 import { isKServeDatatype, kserveDatatype, KSERVE_DATATYPES } from './datatypes';
-import { badRequest } from './http-error';
+import { invalidArgument } from './errors';
 import { parseJsonData } from './json-data';
-import type { ServableModel, ServedTensor } from './options';
+import type { TensorSignature } from '../core/servable';
+import type { InferenceServable } from './servables';
 
 /** An output the client asked for, and whether it wants it as binary data. @internal */
 export interface RequestedOutput {
@@ -29,7 +30,7 @@ export interface DecodedRequest {
 /** What the decoder needs besides the body. @internal */
 export interface DecodeContext {
   readonly modelName: string;
-  readonly host: ServableModel;
+  readonly host: InferenceServable;
   readonly maxElements: number;
   /** The binary section after the JSON header (binary extension), if any. */
   readonly binary: Buffer | undefined;
@@ -49,35 +50,35 @@ function shapeText(dims: ReadonlyArray<number | string>): string {
 /**
  * Checks a parsed KServe v2 inference request against the model's metadata (names, datatypes,
  * ranks, fixed dims, batch size, element counts) and builds the feeds. Every problem is a 400
- * {@link HttpError} whose message names the input and says what was expected and what came.
+ * `'invalid-argument'` `ServingError` whose message names the input and says what was expected and what came.
  * @internal
  */
 export function decodeRequest(body: unknown, ctx: DecodeContext): DecodedRequest {
   const { modelName, host } = ctx;
   const where = `model ${q(modelName)}`;
-  if (!isRecord(body)) throw badRequest('invalid_request', `the request body must be a JSON object with an "inputs" array, got ${Array.isArray(body) ? 'an array' : typeof body}`);
+  if (!isRecord(body)) throw invalidArgument('invalid_request', `the request body must be a JSON object with an "inputs" array, got ${Array.isArray(body) ? 'an array' : typeof body}`);
   const { inputs } = body;
   if (!Array.isArray(inputs) || inputs.length === 0) {
-    throw badRequest('invalid_request', `the request must have a non-empty "inputs" array; ${where} takes ${list(host.model.inputs)}`);
+    throw invalidArgument('invalid_request', `the request must have a non-empty "inputs" array; ${where} takes ${list(host.model.inputs)}`);
   }
   const id = body.id === undefined ? undefined : typeof body.id === 'string' ? body.id : undefined;
-  if (body.id !== undefined && id === undefined) throw badRequest('invalid_request', '"id" must be a string');
+  if (body.id !== undefined && id === undefined) throw invalidArgument('invalid_request', '"id" must be a string');
   const params = body.parameters === undefined ? {} : body.parameters;
-  if (!isRecord(params)) throw badRequest('invalid_request', '"parameters" must be an object');
+  if (!isRecord(params)) throw invalidArgument('invalid_request', '"parameters" must be an object');
 
   // Pass 1: names, so that a typo is reported before anything else about the tensors.
-  const byName = new Map<string, { spec: ServedTensor; raw: Record<string, unknown> }>();
+  const byName = new Map<string, { spec: TensorSignature; raw: Record<string, unknown> }>();
   inputs.forEach((raw: unknown, i) => {
-    if (!isRecord(raw)) throw badRequest('invalid_request', `inputs[${i}] must be an object { name, shape, datatype, data }`);
-    if (typeof raw.name !== 'string') throw badRequest('invalid_request', `inputs[${i}] has no "name" (a string)`);
+    if (!isRecord(raw)) throw invalidArgument('invalid_request', `inputs[${i}] must be an object { name, shape, datatype, data }`);
+    if (typeof raw.name !== 'string') throw invalidArgument('invalid_request', `inputs[${i}] has no "name" (a string)`);
     const spec = host.model.inputs.find((t) => t.name === raw.name);
-    if (spec === undefined) throw badRequest('unknown_input', `input ${q(raw.name)} is not an input of ${where}; its inputs are ${list(host.model.inputs)}`);
-    if (byName.has(raw.name)) throw badRequest('duplicate_input', `input ${q(raw.name)} is given twice`);
+    if (spec === undefined) throw invalidArgument('unknown_input', `input ${q(raw.name)} is not an input of ${where}; its inputs are ${list(host.model.inputs)}`);
+    if (byName.has(raw.name)) throw invalidArgument('duplicate_input', `input ${q(raw.name)} is given twice`);
     byName.set(raw.name, { spec, raw });
   });
   const missing = host.model.inputs.filter((t) => !byName.has(t.name));
   if (missing.length > 0) {
-    throw badRequest('missing_input', `${where} needs input${missing.length > 1 ? 's' : ''} ${list(missing)}, which the request does not give; it takes ${list(host.model.inputs)}`);
+    throw invalidArgument('missing_input', `${where} needs input${missing.length > 1 ? 's' : ''} ${list(missing)}, which the request does not give; it takes ${list(host.model.inputs)}`);
   }
 
   // Pass 2: datatype, shape and size, all before any data is converted.
@@ -87,31 +88,31 @@ export function decodeRequest(body: unknown, ctx: DecodeContext): DecodedRequest
   const checked = [...byName.values()].map(({ spec, raw }) => {
     const name = `input ${q(spec.name)}`;
     const expected = kserveDatatype(spec.dtype);
-    if (expected === undefined) throw badRequest('unsupported_datatype', `${name} has type ${spec.dtype}, which the KServe protocol cannot carry`);
+    if (expected === undefined) throw invalidArgument('unsupported_datatype', `${name} has type ${spec.dtype}, which the KServe protocol cannot carry`);
     if (!isKServeDatatype(raw.datatype)) {
-      throw badRequest('invalid_datatype', `${name}: "datatype" must be one of ${Object.keys(KSERVE_DATATYPES).join(', ')}; got ${JSON.stringify(raw.datatype) ?? 'nothing'}`);
+      throw invalidArgument('invalid_datatype', `${name}: "datatype" must be one of ${Object.keys(KSERVE_DATATYPES).join(', ')}; got ${JSON.stringify(raw.datatype) ?? 'nothing'}`);
     }
-    if (raw.datatype !== expected) throw badRequest('wrong_datatype', `${name}: expected datatype ${expected}, got ${raw.datatype}`);
+    if (raw.datatype !== expected) throw invalidArgument('wrong_datatype', `${name}: expected datatype ${expected}, got ${raw.datatype}`);
     const shape = raw.shape;
     if (!Array.isArray(shape) || shape.some((d) => typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0)) {
-      throw badRequest('invalid_shape', `${name}: "shape" must be an array of non-negative integers, got ${JSON.stringify(shape) ?? 'nothing'}`);
+      throw invalidArgument('invalid_shape', `${name}: "shape" must be an array of non-negative integers, got ${JSON.stringify(shape) ?? 'nothing'}`);
     }
     const dims = shape as number[];
     if (dims.length !== spec.dims.length) {
-      throw badRequest('wrong_shape', `${name}: expected rank ${spec.dims.length} (dims ${shapeText(spec.dims)}), got shape ${shapeText(dims)} of rank ${dims.length}`);
+      throw invalidArgument('wrong_shape', `${name}: expected rank ${spec.dims.length} (dims ${shapeText(spec.dims)}), got shape ${shapeText(dims)} of rank ${dims.length}`);
     }
     spec.dims.forEach((want, axis) => {
       if (typeof want === 'number' && want >= 0 && dims[axis] !== want) {
-        throw badRequest('wrong_shape', `${name}: expected dims ${shapeText(spec.dims)}, got shape ${shapeText(dims)} (axis ${axis} must be ${want})`);
+        throw invalidArgument('wrong_shape', `${name}: expected dims ${shapeText(spec.dims)}, got shape ${shapeText(dims)} (axis ${axis} must be ${want})`);
       }
     });
     if (typeof spec.batchAxis === 'number') {
       const size = dims[spec.batchAxis] as number;
       if (size < 1 || size > maxBatch) {
-        throw badRequest('wrong_shape', `${name}: the batch dimension (axis ${spec.batchAxis} of ${shapeText(dims)}) must be from 1 to maxBatchSize ${maxBatch}, got ${size}`);
+        throw invalidArgument('wrong_shape', `${name}: the batch dimension (axis ${spec.batchAxis} of ${shapeText(dims)}) must be from 1 to maxBatchSize ${maxBatch}, got ${size}`);
       }
       if (batch !== undefined && batch.size !== size) {
-        throw badRequest('wrong_shape', `${name} has batch size ${size}, but input ${q(batch.input)} has ${batch.size}; every batched input must have the same batch size`);
+        throw invalidArgument('wrong_shape', `${name} has batch size ${size}, but input ${q(batch.input)} has ${batch.size}; every batched input must have the same batch size`);
       }
       batch ??= { size, input: spec.name };
     }
@@ -119,7 +120,7 @@ export function decodeRequest(body: unknown, ctx: DecodeContext): DecodedRequest
     for (const d of dims) count *= d;
     total += count;
     if (total > ctx.maxElements) {
-      throw badRequest('too_many_elements', `the request has more than ${ctx.maxElements} tensor elements (maxElements); ${name} alone has ${count} for shape ${shapeText(dims)}`);
+      throw invalidArgument('too_many_elements', `the request has more than ${ctx.maxElements} tensor elements (maxElements); ${name} alone has ${count} for shape ${shapeText(dims)}`);
     }
     return { spec, raw, datatype: raw.datatype, dims, count, name };
   });
@@ -132,41 +133,41 @@ export function decodeRequest(body: unknown, ctx: DecodeContext): DecodedRequest
     let data: TensorData | string;
     if (binarySize !== undefined) {
       if (typeof binarySize !== 'number' || !Number.isSafeInteger(binarySize) || binarySize < 0) {
-        throw badRequest('invalid_request', `${name}: "parameters.binary_data_size" must be a non-negative integer, got ${JSON.stringify(binarySize)}`);
+        throw invalidArgument('invalid_request', `${name}: "parameters.binary_data_size" must be a non-negative integer, got ${JSON.stringify(binarySize)}`);
       }
-      if (raw.data !== undefined) throw badRequest('invalid_request', `${name} has both "data" and "parameters.binary_data_size"; send one`);
+      if (raw.data !== undefined) throw invalidArgument('invalid_request', `${name} has both "data" and "parameters.binary_data_size"; send one`);
       const section = ctx.binary ?? Buffer.alloc(0);
       if (offset + binarySize > section.length) {
-        throw badRequest('binary_size', `${name}: binary_data_size ${binarySize} runs past the ${section.length} bytes of binary data after the header`);
+        throw invalidArgument('binary_size', `${name}: binary_data_size ${binarySize} runs past the ${section.length} bytes of binary data after the header`);
       }
       data = decodeBinary(datatype, section.subarray(offset, offset + binarySize), count);
       offset += binarySize;
     } else {
-      if (raw.data === undefined) throw badRequest('invalid_request', `${name} has no "data" (and no "parameters.binary_data_size")`);
+      if (raw.data === undefined) throw invalidArgument('invalid_request', `${name} has no "data" (and no "parameters.binary_data_size")`);
       data = parseJsonData(datatype, raw.data, count, `${name} (shape ${shapeText(dims)})`);
     }
-    if (typeof data === 'string') throw badRequest('data_length', `${name} (shape ${shapeText(dims)}): ${data}`);
+    if (typeof data === 'string') throw invalidArgument('data_length', `${name} (shape ${shapeText(dims)}): ${data}`);
     feeds[spec.name] = { type: KSERVE_DATATYPES[datatype], data, dims };
   }
   const binaryLength = ctx.binary?.length ?? 0;
   if (offset !== binaryLength) {
-    throw badRequest('binary_size', `the inputs' binary_data_size add up to ${offset} bytes, but ${binaryLength} bytes of binary data follow the header`);
+    throw invalidArgument('binary_size', `the inputs' binary_data_size add up to ${offset} bytes, but ${binaryLength} bytes of binary data follow the header`);
   }
 
   const binaryDefault = params.binary_data_output === true;
   return { id, feeds, outputs: decodeOutputs(body.outputs, host, where, binaryDefault), binaryDefault, timeoutMs: decodeTimeout(params.timeout_ms) };
 }
 
-function decodeOutputs(raw: unknown, host: ServableModel, where: string, binaryDefault: boolean): RequestedOutput[] | undefined {
+function decodeOutputs(raw: unknown, host: InferenceServable, where: string, binaryDefault: boolean): RequestedOutput[] | undefined {
   if (raw === undefined) return undefined;
-  if (!Array.isArray(raw)) throw badRequest('invalid_request', '"outputs" must be an array of { name }');
+  if (!Array.isArray(raw)) throw invalidArgument('invalid_request', '"outputs" must be an array of { name }');
   const seen = new Set<string>();
   return raw.map((o: unknown, i) => {
-    if (!isRecord(o) || typeof o.name !== 'string') throw badRequest('invalid_request', `outputs[${i}] must be an object { name }`);
+    if (!isRecord(o) || typeof o.name !== 'string') throw invalidArgument('invalid_request', `outputs[${i}] must be an object { name }`);
     if (!host.model.outputs.some((t) => t.name === o.name)) {
-      throw badRequest('unknown_output', `output ${q(o.name)} is not an output of ${where}; its outputs are ${list(host.model.outputs)}`);
+      throw invalidArgument('unknown_output', `output ${q(o.name)} is not an output of ${where}; its outputs are ${list(host.model.outputs)}`);
     }
-    if (seen.has(o.name)) throw badRequest('invalid_request', `output ${q(o.name)} is asked for twice`);
+    if (seen.has(o.name)) throw invalidArgument('invalid_request', `output ${q(o.name)} is asked for twice`);
     seen.add(o.name);
     // A per-output `binary_data` overrides the request-wide `binary_data_output`, as in Triton.
     const own = isRecord(o.parameters) ? o.parameters.binary_data : undefined;
@@ -176,6 +177,6 @@ function decodeOutputs(raw: unknown, host: ServableModel, where: string, binaryD
 
 function decodeTimeout(raw: unknown): number | undefined {
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'number' || !(raw > 0)) throw badRequest('invalid_request', `"parameters.timeout_ms" must be a positive number of milliseconds, got ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'number' || !(raw > 0)) throw invalidArgument('invalid_request', `"parameters.timeout_ms" must be a positive number of milliseconds, got ${JSON.stringify(raw)}`);
   return raw;
 }
