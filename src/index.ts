@@ -40,6 +40,7 @@ export { OnnxSession, WorkerInfo } from './api/tokens';
 export { ModelHost } from './engine/model-host';
 export type { HostStats, StopOptions } from './engine/model-host';
 export type { ReloadOptions } from './engine/executor-swap';
+export type { ModelSignature, Servable, ServableGenerateOptions, ServableLimits, ServableStats, ServableTokenStream, ServableWith, TensorSignature } from './core/servable';
 export type { CacheStats } from './engine/response-cache';
 export { Proxy } from './api/proxy';
 export type { ProxyOptions } from './api/proxy';
