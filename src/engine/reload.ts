@@ -1,8 +1,6 @@
-import { toError } from '../core/describe';
-import { HostStoppedError } from '../core/errors';
 import { toExecutor, type Executor } from '../executors/executor';
 import { checkReloadOptions, ExecutorSwap, type ReloadOptions } from './executor-swap';
-import { hostStopped } from './settle-errors';
+import { hostStopped, reloadFailed, stoppedDuringReload } from './settle-errors';
 
 const resolved = Promise.resolve();
 
@@ -65,12 +63,11 @@ export class Reloader<Batch, BatchOut> {
         await host.prepare(fresh as Executor<unknown, unknown>);
       } catch (e) {
         await discard();
-        const message = toError(e, "The new executor's start").message;
-        throw new Error(`${where}: the new model could not be started, so the current one keeps serving: ${message}`, { cause: e });
+        throw reloadFailed(where, e);
       }
       if (host.stopping()) {
         await discard();
-        throw new HostStoppedError(`${where}: the host was stopped while the new model started`);
+        throw stoppedDuringReload(where);
       }
       this.executors.swap(fresh);
       this.#reloads++;

@@ -1,11 +1,12 @@
-import { describe } from '../core/describe';
+import { describe, toError } from '../core/describe';
 import { AbortError, DeadlineExceededError, HostStoppedError } from '../core/errors';
 
 // The errors a call is refused or settled with when it ends without a result of its own, for
 // every host (the engine, the generation host), the response cache and the remote clients. Their
 // messages say where the call was (queued, running, waiting for something) and whether its result
 // is discarded: tests and users match on them, so they all live here, one function per refusal,
-// the wording parametrized by what the call was waiting for.
+// the wording parametrized by what the call was waiting for. The failures of a host's start
+// (its executor, its warm-up) and of a reload are here too.
 //
 // Time-outs and sheds are made by the host's own loop (a timer, a release decision), where the
 // stack holds only microbatch's frames and never the caller's, so they are made without frames:
@@ -141,6 +142,26 @@ export function tooManyRows(host: string, maxBatchSize: number, rows: unknown): 
 /** A queued request that no longer fits after `configure()` lowered `maxBatchSize`. */
 export function loweredBelow(host: string, maxBatchSize: number, rows: number): RangeError {
   return new RangeError(`${host}: maxBatchSize was lowered to ${maxBatchSize}, below this request's ${rows} rows`);
+}
+
+/** A reload's new model failed to start or warm up (`thrown`), so the current one keeps serving. */
+export function reloadFailed(where: string, thrown: unknown): Error {
+  return new Error(`${where}: the new model could not be started, so the current one keeps serving: ${toError(thrown, "The new executor's start").message}`, { cause: thrown });
+}
+
+/** The host stopped while a reload's new model was starting (the new model is discarded). */
+export function stoppedDuringReload(where: string): HostStoppedError {
+  return new HostStoppedError(`${where}: the host was stopped while the new model started`);
+}
+
+/** A warm-up batch failed: the host does not start. */
+export function warmupFailed(host: string, size: number, bad: Error): Error {
+  return new Error(`${host}: the warm-up batch of ${size} failed, so the host does not start: ${bad.message}`, { cause: bad });
+}
+
+/** The generation host's step executor failed to start: what every waiting sequence ends with. */
+export function stepExecutorFailed(host: string, thrown: unknown): Error {
+  return new Error(`${host}: the step function's executor failed to start: ${toError(thrown, 'start').message}`, { cause: thrown });
 }
 
 /** `stop()` was given a `drain` that is not a boolean. */

@@ -3,6 +3,7 @@ import type { Executor } from '../executors/executor';
 import { runPipeline, type PipelineConfig } from './pipeline';
 import type { Reporter } from './reporting';
 import { isError } from '../core/describe';
+import { warmupFailed } from './settle-errors';
 
 const NONE: readonly unknown[] = Object.freeze([]);
 
@@ -48,7 +49,7 @@ async function runWarmup(host: WarmupHost, warmup: { readonly samples: readonly 
     const result = await runPipeline(host.pipeline, items, true);
     const bad = result.results.find(isError);
     if (bad !== undefined) {
-      throw new Error(`${host.options.name}: the warm-up batch of ${size} failed, so the host does not start: ${bad.message}`, { cause: bad });
+      throw warmupFailed(host.options.name, size, bad);
     }
     if (host.reporter.batches) {
       host.reporter.batch({

@@ -10,7 +10,7 @@ import { runPipeline, type PipelineConfig } from '../engine/pipeline';
 import { warn } from '../engine/reporting';
 import { RequestState } from '../engine/request';
 import { RequestQueue } from '../engine/request-queue';
-import { abortedBefore, hostStopped, sequenceAborted, sequenceTimedOut, stoppedBefore } from '../engine/settle-errors';
+import { abortedBefore, hostStopped, sequenceAborted, sequenceTimedOut, stepExecutorFailed, stoppedBefore } from '../engine/settle-errors';
 import type { GenerationObserver, SequenceOutcome } from './events';
 import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput, stepToken } from './options';
 import { TokenStream } from './token-stream';
@@ -246,7 +246,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     try {
       await this.start();
     } catch (e) {
-      const error = new Error(`${this.#o.name}: the step function's executor failed to start: ${toError(e, 'start').message}`, { cause: e });
+      const error = stepExecutorFailed(this.#o.name, e);
       for (const s of this.#waiting.live()) this.#end(s, error, 'error');
     }
     while (true) {
