@@ -2,12 +2,10 @@ import { systemClock } from '../core/clock';
 import { batchEnded, batchStarted } from './loop-watch';
 import type { TimerHandle } from '../core/clock';
 import { toError } from '../core/describe';
-import type { RequestOutcome } from '../core/observer';
-import type { ResolvedOptions } from '../core/options';
 import type { ReleaseReason } from '../core/policy';
-import { runPipeline, type PipelineConfig } from './pipeline';
-import type { Reporter } from './reporting';
+import { runPipeline } from './pipeline';
 import { batchTimedOut } from './settle-errors';
+import type { Settlement } from './settlement';
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
 
@@ -32,39 +30,20 @@ export interface ReleasedBatch<In> {
   context(i: number): unknown;
 }
 
-/** What a batch run needs from its host: its current options and the ways to settle. @internal */
-export interface BatchRunHost<In, Out, B extends ReleasedBatch<In>> {
-  readonly options: ResolvedOptions;
-  readonly pipeline: PipelineConfig<In, Out, unknown, unknown>;
-  readonly reporter: Reporter;
-  /** Requests still queued, for the batch event. */
-  queued(): number;
-  /** Settles each request with its own result; returns how many got a value. One call per batch. */
-  settle(batch: B, results: ReadonlyArray<Out | Error>): number;
-  /** Rejects request `i` of the batch (unless it is settled already). */
-  rejectAt(batch: B, i: number, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void;
-  /** The batch takes a slot and counts in the stats; returns what `finished` hands back. */
-  started(requests: number, rows: number): unknown;
-  /**
-   * The batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. `blockedLoop`
-   * says the event loop did not get through a turn while it ran (see {@link runBatch}).
-   */
-  finished(requests: number, blockedLoop: boolean, token: unknown): void;
-}
-
 /**
  * Runs one released batch: marks its requests running, runs the pipeline, settles every request
  * with its own result, feeds the policy and the observer, and frees the slot. With
  * `batchTimeoutMs`, a batch that runs too long is given up on: its requests reject, its slot is
- * freed, and its late result is discarded.
+ * freed, and its late result is discarded. It hears nothing of the host: `settlement` is the host's
+ * {@link Settlement} (its slots, counters and the ways to settle).
  * @internal
  */
-export function runBatch<In, Out, B extends ReleasedBatch<In>>(host: BatchRunHost<In, Out, B>, batch: B, reason: ReleaseReason): void {
-  const o = host.options;
+export function runBatch<In, Out>(settlement: Settlement<In, Out>, batch: ReleasedBatch<In>, reason: ReleaseReason): void {
+  const o = settlement.options;
   const startedAt = o.clock.now();
   const items = batch.start(startedAt);
   const rows = batch.rows;
-  const token = host.started(batch.length, rows);
+  const token = settlement.started(batch.length, rows);
 
   let finished = false;
   let batchTimer: TimerHandle | undefined;
@@ -81,32 +60,32 @@ export function runBatch<In, Out, B extends ReleasedBatch<In>>(host: BatchRunHos
     finished = true;
     if (batchTimer !== undefined) o.clock.clearTimer(batchTimer);
     const blocked = real ? batchEnded(BLOCKED_LOOP_MS, startedAt, o.clock.now(), idleAt) : syncMs >= BLOCKED_LOOP_MS;
-    host.finished(batch.length, blocked, token);
+    settlement.finished(batch.length, blocked, token);
   };
   if (o.batchTimeoutMs !== Infinity) {
     batchTimer = o.clock.setTimer(() => {
       if (finished) return;
       const elapsed = o.clock.now() - startedAt;
       const now = o.clock.now();
-      for (let i = 0; i < batch.length; i++) host.rejectAt(batch, i, batchTimedOut(o.name, o.batchTimeoutMs, now - batch.enqueuedAt(i)), 'timeout');
+      for (let i = 0; i < batch.length; i++) settlement.rejectAt(batch, i, batchTimedOut(o.name, o.batchTimeoutMs, now - batch.enqueuedAt(i)), 'timeout');
       o.policy.observe?.({ rows, requests: batch.length, runMs: elapsed, ok: false });
       finish();
     }, o.batchTimeoutMs);
   }
 
-  const reporter = host.reporter;
+  const reporter = settlement.reporter;
   // Timings cost clock reads per batch: take them only when someone reads them.
   const reportBatch = reporter.batches;
   const timed = reportBatch || o.policy.observe !== undefined;
   if (real) idleAt = batchStarted();
-  const running = runPipeline(host.pipeline, items, timed);
+  const running = runPipeline(settlement.pipeline, items, timed);
   if (!real) syncMs = o.clock.now() - startedAt;
   running.then(
     (result) => {
       if (finished) return;
       // Read before settling: settling clears each request's context.
       const contexts = reporter.captures ? Array.from({ length: batch.length }, (_, i) => batch.context(i)) : EMPTY;
-      const succeeded = host.settle(batch, result.results);
+      const succeeded = settlement.settle(batch, result.results);
       o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
       if (reportBatch) {
         let waitSum = 0;
@@ -130,7 +109,7 @@ export function runBatch<In, Out, B extends ReleasedBatch<In>>(host: BatchRunHos
           paddingWaste: result.padding,
           succeeded,
           failed: batch.length - succeeded,
-          queued: host.queued(),
+          queued: settlement.queued(),
           startedAt,
           contexts,
         });
@@ -141,7 +120,7 @@ export function runBatch<In, Out, B extends ReleasedBatch<In>>(host: BatchRunHos
     (e: unknown) => {
       if (finished) return;
       const error = toError(e, 'microbatch');
-      for (let i = 0; i < batch.length; i++) host.rejectAt(batch, i, error, 'error');
+      for (let i = 0; i < batch.length; i++) settlement.rejectAt(batch, i, error, 'error');
       finish();
     },
   );

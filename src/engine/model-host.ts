@@ -1,46 +1,38 @@
-// Over 400 lines on purpose: this file is the hot path read top to bottom (inference → schedule →
-// decide → take → run → settle) plus the lifecycle that guards it, all on one class's private
-// state. Stats, reporting, the queue view, the batch run, the wake timer, the settle errors and
-// the request checks live beside it.
+// The hot path, read top to bottom: inference → schedule → decide → take → run (batch-run.ts) →
+// settle (settlement.ts). What composes around it lives beside it: the response cache and
+// splitOversize wrap the submit path, the warm-up and reload prepare executors (warmup.ts,
+// reload.ts), the lifecycle (lifecycle.ts) and the request watch (admission.ts) are shared with
+// the generation host.
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
 import { systemClock } from '../core/clock';
-import { describe, isError, toError } from '../core/describe';
-import { AbortError, HostStoppedError, QueueFullError } from '../core/errors';
-import type { RequestOutcome } from '../core/observer';
+import { toError } from '../core/describe';
+import { QueueFullError } from '../core/errors';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
 import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } from '../core/options';
-import { greedyPolicy, type LatencyModelView, type QueuedRequestInfo, type ReleaseDecision, type ReleaseReason } from '../core/policy';
+import { greedyPolicy, type LatencyModelView } from '../core/policy';
+import type { Servable } from '../core/servable';
 import { toExecutor, type BatchFunction, type Executor, type ReloadTarget } from '../executors/executor';
-import { runBatch, type BatchRunHost, type ReleasedBatch } from './batch-run';
-import { LaneBatch, PlainLane, type Settle } from './plain-lane';
-import type { PipelineConfig } from './pipeline';
+import { runBatch } from './batch-run';
+import { BurstClock } from './burst-clock';
+import type { ExecutorSwap, ReloadOptions } from './executor-swap';
+import { Lifecycle, type StopOptions } from './lifecycle';
+import { PlainLane } from './plain-lane';
 import { LiveQueueView } from './queue-view';
+import { Reloader } from './reload';
 import { Reporter } from './reporting';
-import { PendingRequest, RequestBatch, RequestExtras, RequestState } from './request';
-import { checkRequestOptions } from './request-options';
-import { runInParts, type RowSlicer } from './split-oversize';
-import { runWarmup, type WarmupHost } from './warmup';
-import { ResponseCache } from './response-cache';
-import { checkReloadOptions, ExecutorSwap, type ReloadOptions } from './executor-swap';
+import { PendingRequest, RequestBatch, RequestExtras } from './request';
 import { RequestQueue } from './request-queue';
-import { abortedQueued, abortedRunning, shedByPrediction, timedOutQueued, timedOutRunning } from './settle-errors';
-import { StatsCounters, type HostStats } from './stats';
+import { ResponseCache, type CacheFront } from './response-cache';
+import { abortedBefore, hostStopped, stoppedBefore, tooManyRows } from './settle-errors';
+import { Settlement } from './settlement';
+import { oversizeSplitter } from './split-oversize';
+import type { HostStats } from './stats';
+import { prepareExecutor } from './warmup';
 import { WakeTimer } from './wake-timer';
 
 export type { HostStats } from './stats';
-
-/** Options of {@link ModelHost.stop}. */
-export interface StopOptions {
-  /**
-   * `true`: answer every accepted request first. `false`: reject queued requests with
-   * `HostStoppedError` (running batches still finish and deliver).
-   * @default true
-   */
-  drain?: boolean;
-}
-
-type Lifecycle = 'new' | 'starting' | 'ready' | 'failed';
+export type { StopOptions } from './lifecycle';
 
 const resolved = Promise.resolve();
 // One executor for every request's promise: it hands out resolve/reject through these two slots
@@ -53,8 +45,6 @@ const capture = (res: (value: unknown) => void, rej: (error: Error) => void): vo
   nextResolve = res;
   nextReject = rej;
 };
-// Once per process: a policy that throws per decision would otherwise flood stderr.
-let warnedPolicy = false;
 
 /**
  * The batching engine. Callers send one item at a time with {@link ModelHost.inference}; the host
@@ -77,19 +67,20 @@ let warnedPolicy = false;
  * await host.stop();
  * ```
  */
-export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements AsyncDisposable {
+export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements Servable<In, Out>, AsyncDisposable {
   #o: ResolvedOptions;
-  readonly #executors: ExecutorSwap<Batch, BatchOut>;
-  #reloading: Promise<void> = resolved;
-  #version = '1';
-  #reloads = 0;
+  readonly #model: Reloader<Batch, BatchOut>;
   readonly #rowsOf: ((item: In) => number) | undefined;
-  /** With `splitOversize`: how a request too large for one batch is cut and joined. */
-  readonly #slicer: RowSlicer<In, Out> | undefined;
-  /** With `cache`: identical requests share an answer. */
+  /** With `splitOversize`: runs a request too large for one batch as parts, back through `#submit`. */
+  readonly #oversize: ((item: In, rows: number, maxRows: number, options: RequestOptions | undefined) => Promise<Out>) | undefined;
+  /** With `cache`: identical requests share an answer (it composes around `#submit`). */
   readonly #cache: ResponseCache<In, Out> | undefined;
-  readonly #reporter: Reporter;
-  readonly #batchRun: BatchRunHost<In, Out, ReleasedBatch<In>>;
+  readonly #cacheFront: CacheFront<In, Out> = {
+    refusal: (options) => (this.#life.stopping ? this.#refuseStopped() : options === undefined ? undefined : this.#s.refuseBad(options)),
+    submit: (item, options) => this.#submit(item, options),
+  };
+  /** The batch slots, the counters and the settling: what a batch run uses instead of the host. */
+  readonly #s: Settlement<In, Out>;
   readonly #queue = new RequestQueue<PendingRequest<In, Out>>();
   /**
    * Plain requests (no per-request options), queued without a request object, when nothing about
@@ -108,25 +99,12 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     process.nextTick(this.#flushBound);
   };
 
-  #lifecycle: Lifecycle = 'new';
-  #startPromise: Promise<void> | undefined;
-  #startError: Error | undefined;
-  #stopping = false;
-  #draining = false;
-  #stopPromise: Promise<void> | undefined;
-  #idleWaiters: Array<() => void> = [];
+  readonly #life: Lifecycle;
 
   readonly #view = new LiveQueueView(this.#queue);
   #flushScheduled = false;
-  #nowCached = false;
-  #nowValue = 0;
-  readonly #expireNow = (): void => {
-    this.#nowCached = false;
-  };
   readonly #wake: WakeTimer;
-  #inFlight = 0;
-  #runningRequests = 0;
-  readonly #stats = new StatsCounters();
+  readonly #now: BurstClock;
 
   /**
    * @param batchFn - the batch function, or an {@link Executor} that runs it.
@@ -145,66 +123,31 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     // Name errors after the host when it has a usable name (a Proxy passes its class name).
     const named = (options as { name?: unknown } | null)?.name;
     const where = typeof named === 'string' && named !== '' ? named : new.target.name;
-    this.#executors = new ExecutorSwap(toExecutor<Batch, BatchOut>(where, batchFn, 'as the first argument'));
     // Entry points that checked the options already (createHost, createOnnxHost) hand them resolved.
-    this.#o = isResolved(options) ? options : resolveOptions(where, options);
-    const batcher = (this.#o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
+    const o = (this.#o = isResolved(options) ? options : resolveOptions(where, options));
+    this.#life = new Lifecycle(o.name, () => this.#queued() === 0 && this.#s.inFlight === 0);
+    this.#model = new Reloader(toExecutor<Batch, BatchOut>(where, batchFn, 'as the first argument'), {
+      name: o.name,
+      stopping: () => this.#life.stopping,
+      start: () => this.start(),
+      prepare: (executor) => prepareExecutor(executor, this.#s),
+      swapped: () => this.#schedule(),
+    });
+    const batcher = (o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
-    const cache = this.#o.cache;
-    this.#cache = cache === undefined ? undefined : new ResponseCache<In, Out>({ maxEntries: cache.maxEntries, ttlMs: cache.ttlMs, key: cache.key as ((item: In) => unknown) | undefined }, this.#o.clock, this.#o.name);
-    if (this.#o.splitOversize) {
-      if (typeof batcher.sliceRows !== 'function' || typeof batcher.joinRows !== 'function') {
-        throw new TypeError(
-          `${this.#o.name}: splitOversize needs a batcher that can cut a request into rows and join the parts' results ` +
-            `(sliceRows and joinRows, as ConcatBatcher has); ${describe(batcher)} has ${typeof batcher.sliceRows === 'function' ? 'no joinRows' : 'no sliceRows'}`,
-        );
-      }
-      this.#slicer = { sliceRows: batcher.sliceRows.bind(batcher), joinRows: batcher.joinRows.bind(batcher) };
-    }
-    const executors = this.#executors;
-    const pipeline: PipelineConfig<In, Out, Batch, BatchOut> = {
-      batcher,
-      run: (batch) => executors.current.run(batch),
-      isolateErrors: this.#o.isolateErrors,
-      now: () => this.#o.clock.now(),
-      name: this.#o.name,
-      slots: {
-        tryTake: () => {
-          if (this.#inFlight >= this.#o.maxConcurrentBatches) return false;
-          this.#inFlight++;
-          return true;
-        },
-        give: () => this.#releaseSlot(),
-      },
-    };
-    const clock = this.#o.clock;
-    this.#wake = new WakeTimer(clock, () => this.#schedule());
-    this.#reporter = new Reporter(this.#o.name, this.#o.observer, () => clock.now());
-    this.#laneOk = this.#o.policy === greedyPolicy && this.#rowsOf === undefined && this.#o.priorities === undefined && !this.#reporter.captures;
+    const cache = o.cache;
+    if (cache !== undefined) this.#cache = new ResponseCache<In, Out>({ maxEntries: cache.maxEntries, ttlMs: cache.ttlMs, key: cache.key as ((item: In) => unknown) | undefined }, o.clock, o.name);
+    if (o.splitOversize) this.#oversize = oversizeSplitter(o.name, batcher, (part, opts) => this.#submit(part, opts));
+    this.#wake = new WakeTimer(o.clock, () => this.#schedule());
+    this.#now = new BurstClock(o.clock);
+    const reporter = new Reporter(o.name, o.observer, () => o.clock.now());
+    const executors = this.#model.executors as ExecutorSwap<unknown, unknown>;
+    this.#s = new Settlement<In, Out>(o, reporter, executors, batcher as Batcher<In, Out, unknown, unknown>, this.#queue, this.#lane, {
+      slotFreed: (blocked) => this.#slotFreed(blocked),
+      left: () => this.#life.notifyIdle(),
+    });
+    this.#laneOk = o.policy === greedyPolicy && this.#rowsOf === undefined && o.priorities === undefined && !reporter.captures;
     this.#updateLane();
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the batch run settles through the host's private methods
-    const host = this;
-    this.#batchRun = {
-      get options() {
-        return host.#o;
-      },
-      pipeline: pipeline as PipelineConfig<In, Out, unknown, unknown>,
-      reporter: this.#reporter,
-      queued: () => this.#queued(),
-      settle: (batch, results) => this.#settle(batch, results),
-      rejectAt: (batch, i, error, outcome) => this.#rejectAt(batch, i, error, outcome),
-      started: (requests, rows) => {
-        this.#inFlight++;
-        this.#runningRequests += requests;
-        this.#stats.batch(requests, rows);
-        return executors.begin();
-      },
-      finished: (requests, blockedLoop, token) => {
-        this.#runningRequests -= requests;
-        executors.end(token);
-        this.#releaseSlot(blockedLoop);
-      },
-    };
   }
 
   /** The host's name (the `name` option). */
@@ -219,7 +162,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * @default '1'
    */
   get version(): string {
-    return this.#version;
+    return this.#model.version;
   }
 
   /** Current limits (after `configure()`). */
@@ -235,7 +178,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   /** A snapshot of the host's counters. */
   get stats(): HostStats {
-    const s = this.#stats.snapshot(this.#queued(), this.#runningRequests, this.#inFlight);
+    const s = this.#s.stats.snapshot(this.#queued(), this.#s.runningRequests, this.#s.inFlight);
     return this.#cache === undefined ? s : { ...s, cache: this.#cache.stats };
   }
 
@@ -255,95 +198,63 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (options === undefined && this.#laneOpen && this.#queue.size === 0 && this.#lane.size < this.#o.maxQueueSize) {
       const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
       const lane = this.#lane;
-      // Once per burst on the real clock (#burstNow caches it), per call on an injected one.
-      if (!this.#nowCached) lane.stamp(this.#burstNow());
+      // Once per burst on the real clock (it caches the reading), per call on an injected one.
+      const clock = this.#now;
+      if (!clock.cached) lane.stamp(clock.now());
       lane.push(item, nextResolve, this.#o.maxBatchSize);
       this.#schedule();
       return promise;
     }
-    return this.#enter(item, options);
-  }
-
-  /** `inference()` past the plain lane: the cache, then the queue. */
-  #enter(item: In, options: RequestOptions | undefined): Promise<Out> {
-    if (this.#cache === undefined) return this.#submit(item, options);
-    if (this.#stopping) return this.#refuseStopped();
-    if (options !== undefined) {
-      const bad = checkRequestOptions(this.#o.name, options);
-      if (bad !== undefined) return this.#refuse(bad, 'error');
-    }
-    return this.#cache.run(item, options, (i, opts) => this.#submit(i, opts));
+    return this.#cache === undefined ? this.#submit(item, options) : this.#cache.run(item, options, this.#cacheFront);
   }
 
   /** Queues one request (what `inference()` does, past the cache). */
   #submit(item: In, options?: RequestOptions): Promise<Out> {
-    if (this.#stopping) return this.#refuseStopped();
-    if (this.#lifecycle === 'failed') return Promise.reject(this.#startError);
+    if (this.#life.stopping) return this.#refuseStopped();
+    if (this.#life.state === 'failed') return Promise.reject(this.#life.startError);
     const o = this.#o;
     let rows = 1;
     if (this.#rowsOf !== undefined) {
       try {
         rows = this.#rowsOf(item);
       } catch (e) {
-        return this.#refuse(toError(e, "The batcher's rows"), 'error');
+        return this.#s.refuse(toError(e, "The batcher's rows"), 'error');
       }
       if (!Number.isInteger(rows) || rows < 1 || rows > o.maxBatchSize) {
-        if (this.#slicer !== undefined && Number.isInteger(rows) && rows > o.maxBatchSize) {
-          return runInParts((part, opts) => this.#submit(part, opts), this.#slicer, item, rows, o.maxBatchSize, options);
-        }
-        return this.#refuse(
-          new RangeError(
-            `${o.name}: a request must have from 1 to maxBatchSize (${o.maxBatchSize}) rows; this one has ${describe(rows)}. ` +
-              'Split it, or raise maxBatchSize.',
-          ),
-          'error',
-        );
+        if (this.#oversize !== undefined && Number.isInteger(rows) && rows > o.maxBatchSize) return this.#oversize(item, rows, o.maxBatchSize, options);
+        return this.#s.refuse(tooManyRows(o.name, o.maxBatchSize, rows), 'error');
       }
     }
     let priority = 0;
     let timeoutMs = o.timeoutMs;
     let signal: AbortSignal | undefined;
     if (options !== undefined) {
-      const bad = checkRequestOptions(o.name, options);
-      if (bad !== undefined) return this.#refuse(bad, 'error');
+      const bad = this.#s.refuseBad(options);
+      if (bad !== undefined) return bad;
       if (options.priority !== undefined) priority = options.priority;
       if (options.timeoutMs !== undefined) timeoutMs = options.timeoutMs;
       signal = options.signal;
-      if (signal?.aborted) {
-        return this.#refuse(new AbortError(`${o.name}: the request was aborted before it was queued`, signal.reason), 'aborted');
-      }
+      if (signal?.aborted) return this.#s.refuse(abortedBefore(o.name, signal.reason), 'aborted');
     }
     // A level's default time limit, unless the request set its own (no options: level 0).
     if (o.priorities !== undefined && options?.timeoutMs === undefined) timeoutMs = o.priorities.get(priority)?.timeoutMs ?? timeoutMs;
-    if (this.#queued() >= o.maxQueueSize) return this.#refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
+    if (this.#queued() >= o.maxQueueSize) return this.#s.refuse(new QueueFullError(o.name, o.maxQueueSize), 'queue-full');
 
-    const now = this.#burstNow();
+    const now = this.#now.now();
     const promise = new Promise<Out>(capture as (res: (value: Out) => void, rej: (error: Error) => void) => void);
     const req = new PendingRequest<In, Out>(item, rows, now, nextResolve, nextReject);
     // Read from the options, not through the reporter: this is the per-request path.
     const captures = o.observer?.captureContext !== undefined;
     if (timeoutMs !== Infinity || signal !== undefined || priority !== 0 || captures) {
-      const x = (req.extras = new RequestExtras());
-      x.priority = priority;
-      x.deadline = now + timeoutMs;
-      if (timeoutMs !== Infinity) x.timer = o.clock.setTimer(() => this.#onTimeout(req), timeoutMs);
-      if (signal !== undefined) {
-        x.signal = signal;
-        x.onAbort = () => this.#onAbort(req);
-        signal.addEventListener('abort', x.onAbort, { once: true });
-      }
-      if (captures) x.context = this.#reporter.capture();
+      const x = (req.extras = new RequestExtras(priority, now + timeoutMs, captures ? this.#s.reporter.capture() : undefined));
+      x.arm(o.clock, timeoutMs, () => this.#s.expired(req), signal, () => this.#s.aborted(req));
     }
-    if (this.#lane.size > 0) this.#spillLane();
+    // The lane moves into the queue, in order, before a request that needs an object joins it.
+    if (this.#lane.size > 0) this.#lane.spill(this.#queue);
     this.#queue.push(req);
     o.policy.enqueued?.(req);
     this.#schedule();
     return promise;
-  }
-
-  /** What the warm-up needs from the host: its pipeline, its name and its reporter. */
-  #warmupHost(): WarmupHost {
-    return { pipeline: this.#batchRun.pipeline, name: this.#o.name, reporter: this.#reporter, clock: this.#o.clock, queued: () => this.#queued() };
   }
 
   /**
@@ -367,47 +278,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     next?: ReloadTarget<Batch, BatchOut> | ReloadTarget<readonly In[], ReadonlyArray<Out | Error>> | ReloadOptions,
     options: ReloadOptions = {},
   ): Promise<void> {
-    const o = this.#o;
-    const where = `${o.name}.reload`;
-    if (this.#stopping) return Promise.reject(new HostStoppedError(`${where}: the host is stopped (or stopping)`));
-    const direct = typeof next === 'function' || (typeof next === 'object' && next !== null && typeof (next as Executor<Batch, BatchOut>).run === 'function');
-    try {
-      checkReloadOptions(where, options, direct ? [] : (this.#executors.current.reloadOptionKeys ?? []));
-      if (direct || this.#executors.current.successor === undefined) toExecutor<Batch, BatchOut>(where, next, '');
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    let executor: Executor<Batch, BatchOut> | undefined;
-    const discard = (): Promise<void> => Promise.resolve(executor?.stop?.()).catch(() => undefined);
-    const run = async (): Promise<void> => {
-      await this.start();
-      // Built when its turn comes: after an earlier reload, the executor serving then makes it.
-      const serving = this.#executors.current;
-      executor = direct || serving.successor === undefined ? toExecutor<Batch, BatchOut>(where, next, '') : await serving.successor(next, options);
-      const fresh = executor;
-      try {
-        await fresh.start?.();
-        if (o.warmup !== undefined) {
-          const pipeline = { ...this.#batchRun.pipeline, run: (batch: unknown) => fresh.run(batch as Batch) };
-          await runWarmup({ ...this.#warmupHost(), pipeline }, o.warmup);
-        }
-      } catch (e) {
-        await discard();
-        const message = toError(e, "The new executor's start").message;
-        throw new Error(`${o.name}.reload: the new model could not be started, so the current one keeps serving: ${message}`, { cause: e });
-      }
-      if (this.#stopping) {
-        await discard();
-        throw new HostStoppedError(`${o.name}.reload: the host was stopped while the new model started`);
-      }
-      this.#executors.swap(fresh);
-      this.#reloads++;
-      this.#version = options.version ?? String(this.#reloads + 1);
-      this.#schedule();
-    };
-    const done = this.#reloading.catch(() => undefined).then(run);
-    this.#reloading = done.catch(() => undefined);
-    return done;
+    return this.#model.reload(next, options);
   }
 
   /** Alias of {@link ModelHost.inference}. */
@@ -420,29 +291,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * itself on the first request, so calling it is only needed to fail early or to warm up.
    */
   start(): Promise<void> {
-    if (this.#startPromise === undefined) {
-      this.#lifecycle = 'starting';
-      this.#startPromise = (async () => {
-        try {
-          await this.#executors.current.start?.();
-          if (this.#o.warmup !== undefined) await runWarmup(this.#warmupHost(), this.#o.warmup);
-          this.#lifecycle = 'ready';
-        } catch (e) {
-          this.#lifecycle = 'failed';
-          this.#updateLane();
-          this.#startError = toError(e, 'The executor\'s start');
-          throw this.#startError;
-        }
-      })();
-      this.#startPromise.then(
-        () => this.#schedule(),
-        () => {
-          this.#rejectQueued(() => this.#startError as Error, 'error');
-          this.#notifyIdle();
-        },
-      );
-    }
-    return this.#startPromise;
+    const life = this.#life;
+    const begin = (): Promise<void> => prepareExecutor(this.#model.executors.current as Executor<unknown, unknown>, this.#s);
+    return life.start(begin, "The executor's start", () => this.#schedule(), () => {
+      this.#updateLane();
+      this.#s.rejectQueued(() => life.startError as Error, 'error');
+      life.notifyIdle();
+    });
   }
 
   /**
@@ -458,23 +313,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const where = `${this.#o.name}.configure`;
     if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options);
     rejectUnknownKeys(where, options, Object.keys(this.options));
-    this.#o = { ...this.#o, ...resolveTunable(where, options, this.options) };
+    this.#o = this.#s.reconfigure({ ...this.#o, ...resolveTunable(where, options, this.options) });
     this.#updateLane();
-    const max = this.#o.maxBatchSize;
-    for (const r of this.#queue.live()) {
-      if (r.rows > max) {
-        this.#queue.discard(r);
-        this.#reject(r, new RangeError(`${this.#o.name}: maxBatchSize was lowered to ${max}, below this request's ${r.rows} rows`), 'error');
-      }
-    }
     this.#wake.clear();
     this.#schedule();
   }
 
   /** Resolves when nothing is queued or running (at once if already so). */
   onIdle(): Promise<void> {
-    if (this.#isIdle()) return resolved;
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#life.onIdle();
   }
 
   /**
@@ -485,32 +332,22 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * `drain: false` still rejects what is queued).
    */
   stop(options: StopOptions = {}): Promise<void> {
-    const drain = options.drain ?? true;
-    if (typeof drain !== 'boolean') {
-      return Promise.reject(new TypeError(`${this.#o.name}.stop: expected \`drain\` to be a boolean, got ${describe(drain)}`));
-    }
-    this.#stopping = true;
-    this.#updateLane();
-    this.#draining = drain;
-    if (!drain) {
-      this.#rejectQueued(() => new HostStoppedError(`${this.#o.name}: the host was stopped without draining before this request ran`), 'stopped');
+    const life = this.#life;
+    const abandon = (): void => {
+      this.#updateLane();
+      this.#s.rejectQueued(() => stoppedBefore(this.#o.name, 'request'), 'stopped');
       this.#wake.clear();
-    }
-    if (this.#stopPromise === undefined) {
-      this.#stopPromise = (async () => {
-        this.#schedule();
-        await this.onIdle();
-        this.#wake.clear();
-        if (this.#lifecycle !== 'new') {
-          await this.#startPromise?.catch(() => undefined);
-          await this.#reloading; // never rejects: reload() stores it caught
-          await this.#executors.released();
-          await this.#executors.current.stop?.();
-        }
-      })();
-    }
-    this.#notifyIdle();
-    return this.#stopPromise;
+    };
+    const stopped = life.stop(options, abandon, async () => {
+      this.#wake.clear();
+      if (life.state === 'new') return;
+      await life.settled();
+      await this.#model.settled();
+      await this.#model.executors.current.stop?.();
+    });
+    this.#updateLane();
+    this.#schedule(); // what is queued drains
+    return stopped;
   }
 
   /** `await using host = new ModelHost(...)` stops (draining) at the end of the scope. */
@@ -521,31 +358,12 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   // ---- scheduling -------------------------------------------------------------------------------
 
   /**
-   * The enqueue time: the clock is read once per burst of calls made before the next microtask
-   * checkpoint (a `Promise.all` of many calls, or the callers woken by one batch) and shared by
-   * the burst. Reading a monotonic clock per request was a measurable share of the engine's
-   * per-request cost; the shared reading is early by at most the burst's own synchronous run.
-   * An injected clock is read every time: it is cheap, and tests move it between calls.
-   */
-  #burstNow(): number {
-    if (this.#o.clock !== systemClock) return this.#o.clock.now();
-    if (!this.#nowCached) {
-      this.#nowValue = this.#o.clock.now();
-      this.#nowCached = true;
-      // A promise reaction, not queueMicrotask: Node wraps each queueMicrotask callback in an
-      // AsyncResource (measured: ~0.6 µs per call, ~10 ns per request at batches of 64).
-      void resolved.then(this.#expireNow);
-    }
-    return this.#nowValue;
-  }
-
-  /**
    * Asks for a flush at the end of the current tick, after every promise job already queued, so
    * that a burst of synchronous calls (or callers woken by the last batch) forms one batch. This is
    * not a timer: a lone request still starts without measurable delay.
    */
   #schedule(): void {
-    if (this.#flushScheduled || this.#inFlight >= this.#o.maxConcurrentBatches || this.#queued() === 0) return;
+    if (this.#flushScheduled || this.#s.inFlight >= this.#o.maxConcurrentBatches || this.#queued() === 0) return;
     this.#flushScheduled = true;
     // The callback only queues a nextTick, so this promise does not reject.
     void resolved.then(this.#scheduleFlushBound);
@@ -553,16 +371,18 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#lifecycle !== 'ready') {
-      if (this.#lifecycle === 'new') void this.start().catch(() => undefined);
+    const state = this.#life.state;
+    if (state !== 'ready') {
+      if (state === 'new') void this.start().catch(() => undefined);
       return;
     }
     const o = this.#o;
     const queue = this.#queue;
     const lane = this.#lane;
-    while (this.#queued() > 0 && this.#inFlight < o.maxConcurrentBatches) {
-      const decision = this.#decide();
-      if (decision.shed !== undefined && decision.shed.length > 0) this.#shed(decision.shed);
+    const s = this.#s;
+    while (this.#queued() > 0 && s.inFlight < o.maxConcurrentBatches) {
+      const decision = this.#view.decide(o, lane, s.inFlight, this.#life.draining);
+      if (decision.shed !== undefined && decision.shed.length > 0) s.shed(decision.shed);
       if (!decision.release) {
         if (decision.wakeAt !== undefined) this.#wake.set(decision.wakeAt);
         return;
@@ -570,71 +390,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       const maxRows = Math.max(1, Math.min(decision.maxRows, o.maxBatchSize));
       this.#wake.clear();
       if (lane.size > 0) {
-        runBatch(this.#batchRun, lane.take(maxRows), decision.reason);
+        runBatch(s, lane.take(maxRows), decision.reason);
         continue;
       }
       let batch = queue.take(maxRows);
       // A policy that allows fewer rows than the head request carries must not stall the queue.
       if (batch.length === 0) batch = queue.take(o.maxBatchSize);
       if (batch.length === 0) return; // everything waiting was just shed
-      runBatch(this.#batchRun, new RequestBatch(batch), decision.reason);
+      runBatch(s, new RequestBatch(batch), decision.reason);
     }
-  }
-
-  #decide(): ReleaseDecision & { reason?: ReleaseReason } {
-    const o = this.#o;
-    const queue = this.#queue;
-    const lane = this.#lane;
-    const rows = queue.rows + lane.size;
-    if (this.#draining) {
-      return { release: true, maxRows: o.maxBatchSize, reason: rows >= o.maxBatchSize ? 'full' : 'drain' };
-    }
-    // What greedyPolicy.decide answers when there is no window, no preferred size and one level,
-    // without filling the view: the decision is made per batch on the hot path.
-    if (o.policy === greedyPolicy && o.maxDelayMs <= 0 && o.preferredBatchSizes === undefined && o.priorities === undefined) {
-      return { release: true, maxRows: o.maxBatchSize, reason: rows >= o.maxBatchSize ? 'full' : 'idle' };
-    }
-    const view = this.#view;
-    view.now = o.clock.now();
-    view.queuedRows = rows;
-    view.queuedRequests = queue.size + lane.size;
-    view.oldestEnqueuedAt = lane.size > 0 ? lane.oldestEnqueuedAt() : (queue.oldestEnqueuedAt() as number);
-    view.inFlight = this.#inFlight;
-    view.freeSlots = o.maxConcurrentBatches - this.#inFlight;
-    view.maxBatchSize = o.maxBatchSize;
-    view.maxLatencyMs = o.maxLatencyMs;
-    view.preferredBatchSizes = o.preferredBatchSizes;
-    const levels = o.priorities;
-    if (levels === undefined) {
-      view.maxDelayMs = o.maxDelayMs;
-      view.windowEndsAt = view.oldestEnqueuedAt + o.maxDelayMs;
-    } else {
-      const w = queue.earliestWindow((p) => levels.get(p)?.maxDelayMs ?? o.maxDelayMs) as { end: number; delay: number };
-      view.maxDelayMs = w.delay;
-      view.windowEndsAt = w.end;
-    }
-    try {
-      return o.policy.decide(view);
-    } catch (e) {
-      if (!warnedPolicy) {
-        warnedPolicy = true;
-        process.emitWarning(`microbatch: release policy '${o.policy.name}' threw (${toError(e, 'policy').message}); releasing instead of stalling`);
-      }
-      return { release: true, maxRows: o.maxBatchSize, reason: 'idle' };
-    }
-  }
-
-  #shed(requests: ReadonlyArray<QueuedRequestInfo>): void {
-    const o = this.#o;
-    const now = o.clock.now();
-    for (const info of requests) {
-      const r = info as PendingRequest<In, Out>;
-      if (!(r instanceof PendingRequest) || r.state !== RequestState.Queued) continue;
-      this.#queue.discard(r);
-      const waited = now - r.enqueuedAt;
-      this.#reject(r, shedByPrediction(o.name, waited, o.policy.name), 'shed');
-    }
-    this.#notifyIdle();
   }
 
   /**
@@ -647,10 +411,9 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * phase the batch ended in. (A 0 ms timer did too, but Node fires it after 1 ms or more: 0.7–0.8
    * ms lost between back-to-back batches.) An injected clock has no loop: a 0 ms timer there.
    */
-  #releaseSlot(blockedLoop = false): void {
-    this.#inFlight--;
-    this.#notifyIdle();
-    if (blockedLoop && !this.#flushScheduled && this.#queued() > 0 && !this.#draining) {
+  #slotFreed(blockedLoop: boolean): void {
+    this.#life.notifyIdle();
+    if (blockedLoop && !this.#flushScheduled && this.#queued() > 0 && !this.#life.draining) {
       this.#flushScheduled = true;
       if (this.#o.clock === systemClock) setImmediate(this.#afterNextTurnBound);
       else this.#o.clock.setTimer(this.#flushBound, 0);
@@ -665,7 +428,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * requests. Kept as one flag because `inference()` reads it per request.
    */
   #updateLane(): void {
-    this.#laneOpen = this.#laneOk && this.#cache === undefined && this.#o.timeoutMs === Infinity && !this.#stopping && this.#lifecycle !== 'failed';
+    this.#laneOpen = this.#laneOk && this.#cache === undefined && this.#o.timeoutMs === Infinity && !this.#life.stopping && this.#life.state !== 'failed';
   }
 
   /** Requests waiting, in the queue and in the plain lane. */
@@ -673,153 +436,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return this.#queue.size + this.#lane.size;
   }
 
-  /** Moves the plain lane into the queue, in order, before a request that needs an object joins it. */
-  #spillLane(): void {
-    for (const b of this.#lane.clear()) {
-      for (let i = 0; i < b.length; i++) {
-        const resolve = b.resolves[i] as Settle<Out>;
-        // No `policy.enqueued` here: only the greedy policy, which counts no arrivals, has a lane.
-        this.#queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error))));
-      }
-    }
-  }
-
-  // ---- settling ---------------------------------------------------------------------------------
-
-  #onTimeout(r: PendingRequest<In, Out>): void {
-    if (r.extras !== undefined) r.extras.timer = undefined;
-    const o = this.#o;
-    const elapsed = o.clock.now() - r.enqueuedAt;
-    const limit = r.deadline - r.enqueuedAt;
-    if (r.state === RequestState.Queued) {
-      this.#queue.discard(r);
-      this.#reject(r, timedOutQueued(o.name, elapsed, limit), 'timeout');
-      this.#notifyIdle();
-    } else if (r.state === RequestState.Running) {
-      this.#reject(r, timedOutRunning(o.name, elapsed, limit), 'timeout');
-    }
-  }
-
-  #onAbort(r: PendingRequest<In, Out>): void {
-    const reason = r.extras?.signal?.reason;
-    if (r.state === RequestState.Queued) {
-      this.#queue.discard(r);
-      this.#reject(r, abortedQueued(this.#o.name, reason), 'aborted');
-      this.#notifyIdle();
-    } else if (r.state === RequestState.Running) {
-      this.#reject(r, abortedRunning(this.#o.name, reason), 'aborted');
-    }
-  }
-
-  /** Settles a finished batch's requests, each with its own result; returns how many got a value. */
-  #settle(batch: ReleasedBatch<In>, results: ReadonlyArray<Out | Error>): number {
-    const report = this.#reporter.requests;
-    let succeeded = 0;
-    if (batch instanceof LaneBatch) {
-      // Nothing but the batch settles a lane request (no timer, no signal), and the batch run
-      // settles each batch once, so no state is checked.
-      const b = batch as LaneBatch<In, Out>;
-      for (let i = 0; i < b.length; i++) {
-        const value = results[i];
-        if (isError(value)) {
-          this.#stats.reject('error');
-          b.rejectAt(i, value);
-          if (report) this.#reporter.settled({ rows: 1, enqueuedAt: b.enqueuedAt(i), startedAt: b.startedAt }, 'error');
-        } else {
-          (b.resolves[i] as (value: Out) => void)(value as Out);
-          succeeded++;
-          if (report) this.#reporter.settled({ rows: 1, enqueuedAt: b.enqueuedAt(i), startedAt: b.startedAt }, 'ok');
-        }
-      }
-      return succeeded;
-    }
-    const requests = (batch as RequestBatch<In, Out>).requests;
-    for (let i = 0; i < requests.length; i++) {
-      const value = results[i];
-      const r = requests[i] as PendingRequest<In, Out>;
-      if (isError(value)) this.#reject(r, value, 'error');
-      else if (this.#resolve(r, value as Out, report)) succeeded++;
-    }
-    return succeeded;
-  }
-
-  /** Rejects request `i` of a running batch (a lane request is settled only by its batch's run). */
-  #rejectAt(batch: ReleasedBatch<In>, i: number, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void {
-    if (batch instanceof LaneBatch) {
-      const b = batch as LaneBatch<In, Out>;
-      this.#stats.reject(outcome);
-      b.rejectAt(i, error);
-      if (this.#reporter.requests) this.#reporter.settled({ rows: 1, enqueuedAt: b.enqueuedAt(i), startedAt: b.startedAt }, outcome);
-      return;
-    }
-    this.#reject((batch as RequestBatch<In, Out>).requests[i] as PendingRequest<In, Out>, error, outcome);
-  }
-
-  /** Rejects every waiting request (the start failed, or a stop without draining). */
-  #rejectQueued(error: () => Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void {
-    for (const r of this.#queue.clear()) this.#reject(r, error(), outcome);
-    const now = this.#o.clock.now();
-    for (const b of this.#lane.clear()) {
-      b.startedAt = now;
-      for (let i = 0; i < b.length; i++) this.#rejectAt(b, i, error(), outcome);
-    }
-  }
-
-  /** Returns false if the request was already settled (timed out or aborted while running). */
-  #resolve(r: PendingRequest<In, Out>, value: Out, report: boolean): boolean {
-    if (r.state === RequestState.Settled) return false;
-    this.#cleanup(r);
-    r.resolve(value);
-    if (report) this.#reporter.settled(r, 'ok');
-    return true;
-  }
-
-  #reject(r: PendingRequest<In, Out>, error: Error, outcome: Exclude<RequestOutcome, 'ok' | 'queue-full'>): void {
-    if (r.state === RequestState.Settled) return;
-    this.#cleanup(r);
-    this.#stats.reject(outcome);
-    r.reject(error);
-    if (this.#reporter.requests) this.#reporter.settled(r, outcome);
-  }
-
-  #cleanup(r: PendingRequest<In, Out>): void {
-    const ran = r.state === RequestState.Running;
-    r.state = RequestState.Settled;
-    if (!ran) r.startedAt = this.#o.clock.now();
-    const x = r.extras;
-    if (x === undefined) return;
-    x.context = undefined;
-    if (x.timer !== undefined) {
-      this.#o.clock.clearTimer(x.timer);
-      x.timer = undefined;
-    }
-    if (x.signal !== undefined && x.onAbort !== undefined) {
-      x.signal.removeEventListener('abort', x.onAbort);
-      x.signal = undefined;
-      x.onAbort = undefined;
-    }
-  }
-
-  /** Rejects a request that was never queued. */
-  #refuse(error: Error, outcome: RequestOutcome): Promise<never> {
-    this.#stats.reject(outcome);
-    this.#reporter.refused(outcome);
-    return Promise.reject(error);
-  }
-
   #refuseStopped(): Promise<never> {
-    return this.#refuse(new HostStoppedError(`${this.#o.name}: the host is stopped (or stopping) and accepts no new requests`), 'stopped');
-  }
-
-  #isIdle(): boolean {
-    return this.#queued() === 0 && this.#inFlight === 0;
-  }
-
-  #notifyIdle(): void {
-    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const w of waiters) w();
+    return this.#s.refuse(hostStopped(this.#o.name, true), 'stopped');
   }
 }
-

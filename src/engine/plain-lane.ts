@@ -1,4 +1,6 @@
 import type { ReleasedBatch } from './batch-run';
+import { PendingRequest } from './request';
+import type { RequestQueue } from './request-queue';
 
 /**
  * The most slots a lane batch's arrays are made with: enough for the usual batch sizes, and no
@@ -205,5 +207,16 @@ export class PlainLane<In, Out> {
     this.#last = undefined;
     this.size = 0;
     return all;
+  }
+
+  /** Moves every waiting request into `queue` as request objects, in order (see `ModelHost`'s lane rule). */
+  spill(queue: RequestQueue<PendingRequest<In, Out>>): void {
+    for (const b of this.clear()) {
+      for (let i = 0; i < b.length; i++) {
+        const resolve = b.resolves[i] as Settle<Out>;
+        // No `policy.enqueued` here: only the greedy policy, which counts no arrivals, has a lane.
+        queue.push(new PendingRequest<In, Out>(b.items[i] as In, 1, b.enqueuedAt(i), resolve, (error) => resolve(Promise.reject(error))));
+      }
+    }
   }
 }

@@ -1,4 +1,4 @@
-import type { TimerHandle } from '../core/clock';
+import { CallWatch } from './admission';
 import type { ReleasedBatch } from './batch-run';
 
 /** Life of a request: waiting in the queue, part of a running batch, or answered. */
@@ -38,15 +38,17 @@ export class PendingRequest<In, Out> {
   }
 }
 
-/** The parts of a request that only some requests have. @internal */
-export class RequestExtras {
-  priority = 0;
-  deadline = Infinity;
-  timer: TimerHandle = undefined;
-  signal: AbortSignal | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
-  /** What the observer's `captureContext` returned in the caller's async context. */
-  context: unknown = undefined;
+/** The parts of a request that only some requests have: its watch (timer, signal) and more. @internal */
+export class RequestExtras extends CallWatch {
+  constructor(
+    readonly priority: number,
+    /** Absolute time (clock ms) after which the request fails; `Infinity` for none. */
+    readonly deadline: number,
+    /** What the observer's `captureContext` returned in the caller's async context. */
+    public context: unknown,
+  ) {
+    super();
+  }
 }
 
 /** A released batch of request objects (see {@link ReleasedBatch}). @internal */

@@ -1,7 +1,8 @@
-import type { Clock, TimerHandle } from '../core/clock';
+import type { Clock } from '../core/clock';
 import { describe } from '../core/describe';
-import { AbortError, DeadlineExceededError } from '../core/errors';
 import type { CacheOptions, RequestOptions } from '../core/options';
+import { PendingCall } from './admission';
+import { sharedAborted, sharedTimedOut } from './settle-errors';
 
 /** Counters of a host's response cache (see `HostStats.cache`). */
 export interface CacheStats {
@@ -27,6 +28,14 @@ interface Pending {
   readonly cancel: AbortController;
   readonly bytes: Uint8Array | undefined;
   waiters: number;
+}
+
+/** The host path the cache composes around. @internal */
+export interface CacheFront<In, Out> {
+  /** The host's refusal of this call (stopped, bad options), if any: the cache must not answer what the host refuses. */
+  refusal(options: RequestOptions | undefined): Promise<never> | undefined;
+  /** Submits one computation to the host, with the priority given and the signal that cancels it. */
+  submit(item: In, options: RequestOptions): Promise<Out>;
 }
 
 /** A key and, for content keys, views of the bytes it was hashed from. */
@@ -72,10 +81,12 @@ export class ResponseCache<In, Out> {
   }
 
   /**
-   * Answers `item` from the cache, by joining an identical computation, or by `compute` (which
-   * submits it to the host with the priority given and the signal that cancels it).
+   * Answers `item` from the cache, by joining an identical computation, or by submitting it
+   * through `host` (unless the host refuses the call).
    */
-  run(item: In, options: RequestOptions | undefined, compute: (item: In, options: RequestOptions) => Promise<Out>): Promise<Out> {
+  run(item: In, options: RequestOptions | undefined, host: CacheFront<In, Out>): Promise<Out> {
+    const refused = host.refusal(options);
+    if (refused !== undefined) return refused;
     let keyed: Keyed;
     try {
       keyed = this.#keyOf(item);
@@ -100,7 +111,7 @@ export class ResponseCache<In, Out> {
     } else {
       this.#misses++;
       const cancel = new AbortController();
-      const promise = compute(item, { signal: cancel.signal, ...(options?.priority === undefined ? {} : { priority: options.priority }) });
+      const promise = host.submit(item, { signal: cancel.signal, ...(options?.priority === undefined ? {} : { priority: options.priority }) });
       const bytes = copyOf(keyed.parts); // the caller may reuse its buffers: keep a copy
       const entry: Pending = { promise, cancel, bytes, waiters: 0 };
       pending = entry;
@@ -128,44 +139,20 @@ export class ResponseCache<In, Out> {
     if (signal === undefined && timeoutMs === undefined) {
       return p.promise.finally(() => p.waiters--);
     }
-    return new Promise((resolve, reject) => {
-      let timer: TimerHandle | undefined;
-      let left = false;
+    return PendingCall.open<unknown>(this.#clock, (call) => {
       const leave = (error: Error): void => {
-        if (left) return;
-        left = true;
-        cleanup();
-        reject(error);
         // The last caller gone: nobody wants the answer any more.
-        if (--p.waiters === 0) p.cancel.abort(error);
+        if (call.settle(error) && --p.waiters === 0) p.cancel.abort(error);
       };
-      const onAbort = (): void => leave(new AbortError(`${this.#name}: the request was aborted while waiting for its (shared) computation`, signal?.reason));
-      const cleanup = (): void => {
-        if (timer !== undefined) this.#clock.clearTimer(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
+      const onAbort = (): void => leave(sharedAborted(this.#name, signal?.reason));
       if (signal?.aborted === true) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
-        timer = this.#clock.setTimer(
-          () => leave(new DeadlineExceededError(`${this.#name}: timed out after ${timeoutMs} ms (timeoutMs ${timeoutMs}) waiting for its (shared) computation`, 'timeout', 'queued', timeoutMs)),
-          timeoutMs,
-        );
-      }
+      call.arm(this.#clock, timeoutMs ?? Infinity, () => leave(sharedTimedOut(this.#name, timeoutMs as number)), signal, onAbort);
       p.promise.then(
         (value) => {
-          if (left) return;
-          left = true;
-          cleanup();
-          p.waiters--;
-          resolve(value);
+          if (call.settle(undefined, value)) p.waiters--;
         },
         (error: unknown) => {
-          if (left) return;
-          left = true;
-          cleanup();
-          p.waiters--;
-          reject(error as Error);
+          if (call.settle(error as Error)) p.waiters--;
         },
       );
     });

@@ -1,10 +1,32 @@
-import { toError } from '../core/describe';
+import type { Batcher } from '../core/batcher';
+import { describe, toError } from '../core/describe';
 import type { RequestOptions } from '../core/options';
 
 /** What cutting a request into parts needs from the batcher (see `Batcher.sliceRows`). @internal */
 export interface RowSlicer<In, Out> {
   sliceRows(item: In, start: number, count: number): In;
   joinRows(parts: readonly Out[]): Out;
+}
+
+/**
+ * The `splitOversize` option composed around a host's submit: returns what runs a request too
+ * large for one batch (see {@link runInParts}), or throws when the batcher cannot cut and join.
+ * @internal
+ */
+export function oversizeSplitter<In, Out>(
+  name: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's types are its own business
+  batcher: Batcher<In, Out, any, any, any>,
+  submit: (item: In, options: RequestOptions) => Promise<Out>,
+): (item: In, rows: number, maxRows: number, options: RequestOptions | undefined) => Promise<Out> {
+  if (typeof batcher.sliceRows !== 'function' || typeof batcher.joinRows !== 'function') {
+    throw new TypeError(
+      `${name}: splitOversize needs a batcher that can cut a request into rows and join the parts' results ` +
+        `(sliceRows and joinRows, as ConcatBatcher has); ${describe(batcher)} has ${typeof batcher.sliceRows === 'function' ? 'no joinRows' : 'no sliceRows'}`,
+    );
+  }
+  const slicer: RowSlicer<In, Out> = { sliceRows: batcher.sliceRows.bind(batcher), joinRows: batcher.joinRows.bind(batcher) };
+  return (item, rows, maxRows, options) => runInParts(submit, slicer, item, rows, maxRows, options);
 }
 
 /**

@@ -1,17 +1,32 @@
-import type { Clock } from '../core/clock';
-import { isError } from '../core/describe';
+import type { ResolvedOptions } from '../core/options';
+import type { Executor } from '../executors/executor';
 import { runPipeline, type PipelineConfig } from './pipeline';
 import type { Reporter } from './reporting';
+import { isError } from '../core/describe';
+import { warmupFailed } from './settle-errors';
 
 const NONE: readonly unknown[] = Object.freeze([]);
 
-/** What a warm-up needs from its host. @internal */
+/** What a warm-up needs from its host (its {@link Settlement}). @internal */
 export interface WarmupHost {
   readonly pipeline: PipelineConfig<unknown, unknown, unknown, unknown>;
-  readonly name: string;
+  readonly options: Pick<ResolvedOptions, 'name' | 'clock' | 'warmup'>;
   readonly reporter: Reporter;
-  readonly clock: Clock;
   queued(): number;
+}
+
+/**
+ * Gets `executor` ready to take traffic: starts it, then, with the `warmup` option, runs the
+ * warm-up batches on it through the host's pipeline. What `start()` does for the first executor
+ * and `reload()` for each next one. Throws the first failure.
+ * @internal
+ */
+export async function prepareExecutor(executor: Executor<unknown, unknown>, host: WarmupHost): Promise<void> {
+  await executor.start?.();
+  const warmup = host.options.warmup;
+  if (warmup === undefined) return;
+  const pipeline = { ...host.pipeline, run: (batch: unknown) => executor.run(batch) };
+  await runWarmup({ pipeline, options: host.options, reporter: host.reporter, queued: () => host.queued() }, warmup);
 }
 
 /**
@@ -19,9 +34,8 @@ export interface WarmupHost {
  * one after another, before the host takes traffic. Batches are reported (reason `'warmup'`) but
  * stay out of the stats and the policy: they are not traffic, and first runs are slow on purpose.
  * Throws the first failure, so that `start()` fails instead of serving a model that cannot run.
- * @internal
  */
-export async function runWarmup(host: WarmupHost, warmup: { readonly samples: readonly unknown[]; readonly batchSizes: readonly number[] }): Promise<void> {
+async function runWarmup(host: WarmupHost, warmup: { readonly samples: readonly unknown[]; readonly batchSizes: readonly number[] }): Promise<void> {
   const { samples, batchSizes } = warmup;
   const batcher = host.pipeline.batcher;
   for (const size of batchSizes) {
@@ -31,15 +45,15 @@ export async function runWarmup(host: WarmupHost, warmup: { readonly samples: re
       rows = 0;
       for (const item of items) rows += batcher.rows(item);
     }
-    const startedAt = host.clock.now();
+    const startedAt = host.options.clock.now();
     const result = await runPipeline(host.pipeline, items, true);
     const bad = result.results.find(isError);
     if (bad !== undefined) {
-      throw new Error(`${host.name}: the warm-up batch of ${size} failed, so the host does not start: ${bad.message}`, { cause: bad });
+      throw warmupFailed(host.options.name, size, bad);
     }
     if (host.reporter.batches) {
       host.reporter.batch({
-        host: host.name,
+        host: host.options.name,
         rows,
         requests: size,
         reason: 'warmup',

@@ -1,21 +1,26 @@
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
-import { systemClock, type Clock, type TimerHandle } from '../core/clock';
+import { systemClock, type Clock } from '../core/clock';
 import { describe, toError } from '../core/describe';
-import { AbortError, DeadlineExceededError, HostStoppedError, QueueFullError } from '../core/errors';
+import { QueueFullError } from '../core/errors';
 import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
+import { CallWatch } from '../engine/admission';
+import { Lifecycle, type StopOptions } from '../engine/lifecycle';
 import { runPipeline, type PipelineConfig } from '../engine/pipeline';
 import { warn } from '../engine/reporting';
+import { RequestState } from '../engine/request';
+import { RequestQueue } from '../engine/request-queue';
+import { abortedBefore, hostStopped, sequenceAborted, sequenceTimedOut, stepExecutorFailed, stoppedBefore } from '../engine/settle-errors';
 import type { GenerationObserver, SequenceOutcome } from './events';
 import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput, stepToken } from './options';
 import { TokenStream } from './token-stream';
 
 /** A snapshot of a generation host's counters. */
 export interface GenerationStats {
+  /** Prompts waiting for a slot (the same as `waiting`: the name every host's stats share). */
+  readonly queued: number;
   /** Prompts waiting for a slot. */
   readonly waiting: number;
-  /** The same as `waiting`, under the name every host's stats use (what `Servable` consumers read). */
-  readonly queued: number;
   /** Sequences running (holding a slot). */
   readonly running: number;
   /** Decode steps run. */
@@ -36,7 +41,13 @@ interface Sequence<State> {
   readonly priority: number;
   readonly createdAt: number;
   readonly stream: TokenStream;
-  state: State | undefined;
+  /** For the admission queue: one row, queued from `createdAt`, no deadline of its own there. */
+  readonly rows: 1;
+  readonly enqueuedAt: number;
+  readonly deadline: number;
+  state: RequestState;
+  /** What it carries between steps (the step function's state). */
+  carry: State | undefined;
   position: number;
   last: number;
   produced: number;
@@ -44,8 +55,8 @@ interface Sequence<State> {
   firstStepAt: number;
   firstTokenAt: number;
   lastTokenAt: number;
-  timer: TimerHandle | undefined;
-  unlisten: (() => void) | undefined;
+  /** Its deadline timer and abort listener, when it has either. */
+  watch: CallWatch | undefined;
 }
 
 /**
@@ -84,13 +95,10 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   readonly #pipeline: PipelineConfig<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
   readonly #prefill: PipelineConfig<PrefillInput<State>, StepOutput<State>, unknown, unknown> | undefined;
   /** Waiting prompts, in admission order (priority, then arrival). */
-  #waiting: Array<Sequence<State>> = [];
+  readonly #waiting = new RequestQueue<Sequence<State>>();
   #running: Array<Sequence<State>> = [];
   #looping = false;
-  #starting: Promise<void> | undefined;
-  #stopping = false;
-  #stopped: Promise<void> | undefined;
-  #idle: Array<() => void> = [];
+  readonly #life: Lifecycle;
   #steps = 0;
   #rows = 0;
   #tokens = 0;
@@ -105,6 +113,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     this.#choose = options.choose ?? greedy;
     this.#observer = options.observer;
     this.#clock = options.clock ?? systemClock;
+    this.#life = new Lifecycle(this.#o.name, () => !this.#looping && this.#waiting.size === 0 && this.#running.length === 0);
     const batcher = (options.batcher ?? new ListBatcher()) as Batcher<StepInput<State>, StepOutput<State>, Batch, BatchOut>;
     this.#pipeline = { batcher, run: (batch) => this.#executor.run(batch), isolateErrors: false, now: () => this.#clock.now(), name: this.#o.name };
     const prefill = options.prefill;
@@ -127,7 +136,8 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
 
   /** A snapshot of the counters. */
   get stats(): GenerationStats {
-    return { waiting: this.#waiting.length, queued: this.#waiting.length, running: this.#running.length, steps: this.#steps, rows: this.#rows, tokens: this.#tokens, sequences: { ...this.#ended } };
+    const waiting = this.#waiting.size;
+    return { queued: waiting, waiting, running: this.#running.length, steps: this.#steps, rows: this.#rows, tokens: this.#tokens, sequences: { ...this.#ended } };
   }
 
   /**
@@ -135,8 +145,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
    * itself, so calling it is needed only to fail early.
    */
   start(): Promise<void> {
-    this.#starting ??= Promise.resolve(this.#executor.start?.());
-    return this.#starting;
+    return this.#life.start(async () => this.#executor.start?.(), 'start');
   }
 
   /**
@@ -164,7 +173,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       priority: options.priority ?? 0,
       createdAt: now,
       stream,
-      state: undefined,
+      rows: 1,
+      enqueuedAt: now,
+      deadline: Infinity,
+      state: RequestState.Queued,
+      carry: undefined,
       position: 0,
       last: -1,
       produced: 0,
@@ -172,37 +185,24 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       firstStepAt: NaN,
       firstTokenAt: NaN,
       lastTokenAt: NaN,
-      timer: undefined,
-      unlisten: undefined,
+      watch: undefined,
     };
     made.sequence = s;
-    if (this.#stopping) return this.#refuse(s, new HostStoppedError(`${where}: the host is stopped (or stopping)`), 'stopped');
-    if (options.signal?.aborted === true) return this.#refuse(s, new AbortError(`${where}: aborted before it was queued`, options.signal.reason), 'aborted');
-    if (this.#waiting.length >= this.#o.maxQueueSize) return this.#refuse(s, new QueueFullError(this.#o.name, this.#o.maxQueueSize), 'queue-full');
+    if (this.#life.stopping) return this.#refuse(s, hostStopped(where), 'stopped');
+    if (options.signal?.aborted === true) return this.#refuse(s, abortedBefore(where, options.signal.reason, 'aborted before it was queued'), 'aborted');
+    if (this.#waiting.size >= this.#o.maxQueueSize) return this.#refuse(s, new QueueFullError(this.#o.name, this.#o.maxQueueSize), 'queue-full');
 
     const timeoutMs = options.timeoutMs ?? this.#o.timeoutMs;
-    if (timeoutMs !== Infinity) {
-      s.timer = this.#clock.setTimer(() => {
-        s.timer = undefined;
-        const elapsed = this.#clock.now() - s.createdAt;
-        const phase = s.phase === 'waiting' ? 'queued' : 'running';
-        const message =
-          phase === 'queued'
-            ? `${this.#o.name}: timed out after ${Math.round(elapsed)} ms waiting for a slot (timeoutMs ${timeoutMs}); it never ran`
-            : `${this.#o.name}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) with ${s.produced} tokens generated; its slot is freed at the next step`;
-        this.#end(s, new DeadlineExceededError(message, 'timeout', phase, elapsed), 'timeout');
-      }, timeoutMs);
-    }
     const signal = options.signal;
-    if (signal !== undefined) {
-      const onAbort = (): void => this.#end(s, new AbortError(`${this.#o.name}: aborted ${s.phase === 'waiting' ? 'while waiting for a slot' : `after ${s.produced} tokens; its slot is freed at the next step`}`, signal.reason), 'aborted');
-      signal.addEventListener('abort', onAbort, { once: true });
-      s.unlisten = () => signal.removeEventListener('abort', onAbort);
+    if (timeoutMs !== Infinity || signal !== undefined) {
+      // What the sequence had produced, or undefined while it waits for a slot.
+      const produced = (): number | undefined => (s.phase === 'waiting' ? undefined : s.produced);
+      const expire = (): void => this.#end(s, sequenceTimedOut(this.#o.name, this.#clock.now() - s.createdAt, timeoutMs, produced()), 'timeout');
+      const abort = (): void => this.#end(s, sequenceAborted(this.#o.name, signal?.reason, produced()), 'aborted');
+      (s.watch = new CallWatch()).arm(this.#clock, timeoutMs, expire, signal, abort);
     }
     // Admission order: higher priority first, arrival order within a priority.
-    let i = this.#waiting.length;
-    while (i > 0 && (this.#waiting[i - 1] as Sequence<State>).priority < s.priority) i--;
-    this.#waiting.splice(i, 0, s);
+    this.#waiting.push(s);
     this.#kick();
     return stream;
   }
@@ -213,32 +213,24 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
    * `HostStoppedError` at once. Then the executor is stopped. Calling it again returns the same
    * promise (a later `drain: false` still ends what the first call was waiting for).
    */
-  stop(options: { drain?: boolean } = {}): Promise<void> {
-    const drain = options?.drain;
-    if (drain !== undefined && typeof drain !== 'boolean') {
-      return Promise.reject(new TypeError(`${this.#o.name}.stop: expected \`drain\` to be a boolean, got ${describe(drain)}`));
-    }
-    this.#stopping = true;
+  stop(options: StopOptions = {}): Promise<void> {
     // A later stop({ drain: false }) still ends what a draining stop was waiting for.
-    if (options.drain === false) {
-      const error = (): HostStoppedError => new HostStoppedError(`${this.#o.name}: the host was stopped before this sequence finished`);
-      for (const s of [...this.#waiting, ...this.#running]) this.#end(s, error(), 'stopped');
-    }
-    if (this.#stopped !== undefined) return this.#stopped;
-    this.#stopped = this.onIdle().then(async () => {
-      if (this.#starting !== undefined) await this.#starting.catch(() => undefined);
+    const abandon = (): void => {
+      for (const s of [...this.#waiting.live(), ...this.#running]) this.#end(s, stoppedBefore(this.#o.name, 'sequence'), 'stopped');
+    };
+    return this.#life.stop(options, abandon, async () => {
+      await this.#life.settled();
       await this.#executor.stop?.();
     });
-    return this.#stopped;
   }
 
   /** Resolves when no sequence waits or runs (at once if none). */
   onIdle(): Promise<void> {
-    if (!this.#looping && this.#waiting.length === 0 && this.#running.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
+    return this.#life.onIdle();
   }
 
   #refuse(s: Sequence<State>, error: Error, outcome: SequenceOutcome): TokenStream {
+    s.state = RequestState.Settled; // never queued
     this.#end(s, error, outcome);
     return s.stream;
   }
@@ -254,8 +246,8 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     try {
       await this.start();
     } catch (e) {
-      const error = new Error(`${this.#o.name}: the step function's executor failed to start: ${toError(e, 'start').message}`, { cause: e });
-      for (const s of [...this.#waiting]) this.#end(s, error, 'error');
+      const error = stepExecutorFailed(this.#o.name, e);
+      for (const s of this.#waiting.live()) this.#end(s, error, 'error');
     }
     while (true) {
       const fresh = this.#admit();
@@ -266,7 +258,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       let prefilling = 0;
       const inputs = batch.map((s): StepInput<State> => {
         if (s.position < s.prompt.length - 1) prefilling++;
-        return { token: s.position < s.prompt.length ? (s.prompt[s.position] as number) : s.last, state: s.state as State, position: s.position };
+        return { token: s.position < s.prompt.length ? (s.prompt[s.position] as number) : s.last, state: s.carry as State, position: s.position };
       });
       const { results } = await runPipeline(this.#pipeline, inputs, false);
       const now = this.#clock.now();
@@ -280,10 +272,8 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.#looping = false;
-    if (this.#waiting.length > 0) return this.#kick();
-    const idle = this.#idle;
-    this.#idle = [];
-    for (const resolve of idle) resolve();
+    if (this.#waiting.size > 0) return this.#kick();
+    this.#life.notifyIdle();
   }
 
   /**
@@ -323,7 +313,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   /** Reads the new sequences' whole prompts in one prefill call; each gets its first token from it. */
   async #runPrefill(fresh: ReadonlyArray<Sequence<State>>): Promise<void> {
     const started = this.#clock.now();
-    const inputs = fresh.map((s): PrefillInput<State> => ({ prompt: s.prompt, state: s.state as State }));
+    const inputs = fresh.map((s): PrefillInput<State> => ({ prompt: s.prompt, state: s.carry as State }));
     const { results } = await runPipeline(this.#prefill as PipelineConfig<PrefillInput<State>, StepOutput<State>, unknown, unknown>, inputs, false);
     const now = this.#clock.now();
     const tokensBefore = this.#tokens;
@@ -334,10 +324,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   /** Moves waiting prompts into free slots; returns the sequences that joined. */
   #admit(): Array<Sequence<State>> {
     const joined: Array<Sequence<State>> = [];
-    while (this.#running.length < this.#o.maxBatchSize && this.#waiting.length > 0) {
-      const s = this.#waiting.shift() as Sequence<State>;
+    while (this.#running.length < this.#o.maxBatchSize && this.#waiting.size > 0) {
+      const s = this.#waiting.take(1)[0] as Sequence<State>;
+      s.state = RequestState.Running;
       try {
-        s.state = this.#initialState(s.prompt);
+        s.carry = this.#initialState(s.prompt);
       } catch (e) {
         this.#end(s, toError(e, 'initialState'), 'error');
         continue;
@@ -354,7 +345,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
   #read(out: StepOutput<State> | undefined, s: Sequence<State>, prefilled: boolean): number | Error {
     const where = `${this.#o.name}: the ${prefilled ? 'prefill' : 'step'}'s output for a sequence`;
     if (typeof out !== 'object' || out === null) return new TypeError(`${where} must be { logits, state } or { token, state }, got ${describe(out)}`);
-    s.state = out.state;
+    s.carry = out.state;
     return stepToken(out, !prefilled && s.position + 1 < s.prompt.length, this.#choose, where);
   }
 
@@ -367,15 +358,12 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     if (s.phase === 'done') return;
     const waited = s.phase === 'waiting';
     s.phase = 'done';
-    if (waited) {
-      const i = this.#waiting.indexOf(s);
-      if (i >= 0) this.#waiting.splice(i, 1);
-    }
-    if (s.timer !== undefined) this.#clock.clearTimer(s.timer);
-    s.unlisten?.();
-    if (!waited && s.state !== undefined && this.#releaseState !== undefined) {
+    if (s.state === RequestState.Queued) this.#waiting.discard(s);
+    s.state = RequestState.Settled;
+    s.watch?.disarm(this.#clock);
+    if (!waited && s.carry !== undefined && this.#releaseState !== undefined) {
       try {
-        this.#releaseState(s.state);
+        this.#releaseState(s.carry);
       } catch (e) {
         process.emitWarning(`${this.#o.name}: releaseState threw (${toError(e, 'releaseState').message}); the sequence ended anyway`);
       }
@@ -407,7 +395,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     const observer = this.#observer;
     if (observer?.onStep === undefined) return;
     try {
-      observer.onStep({ host: this.#o.name, prefill, sequences, joined, prefilling, tokens, finished, runMs, waiting: this.#waiting.length });
+      observer.onStep({ host: this.#o.name, prefill, sequences, joined, prefilling, tokens, finished, runMs, waiting: this.#waiting.size });
     } catch (e) {
       warn('onStep', e);
     }

@@ -1,12 +1,17 @@
+import { systemClock } from '../core/clock';
+import { PendingCall } from '../engine/admission';
+
 /**
- * The calls a remote client has sent and not yet answered: each settles exactly once, by its
- * answer, its time limit, its signal, or the loss of the connection; the client learns which of its
- * own calls to take back (`onGiveUp`) and when the table empties (`drained`). Shared by the socket
- * and Redis clients, whose callers must hear at once even when the far side never answers.
+ * The calls a remote client has sent and not yet answered, by id: each is a {@link PendingCall}
+ * (the one deadline, abort and settle-once mechanism of every host), settled by its answer, its
+ * time limit, its signal, or the loss of the connection; the client learns which of its own calls
+ * to take back (`onGiveUp`) and when the table empties (`drained`). Shared by the socket and Redis
+ * clients, whose callers must hear at once even when the far side never answers. Real time: the
+ * far side's clock is not the caller's to inject.
  * @internal
  */
 export class PendingCalls<Id> {
-  readonly #calls = new Map<Id, Call>();
+  readonly #calls = new Map<Id, PendingCall<unknown>>();
   readonly #onChange: () => void;
   #drained: (() => void) | undefined;
 
@@ -25,24 +30,14 @@ export class PendingCalls<Id> {
    * `onGiveUp` runs next, so the client can take the call back from the far side.
    */
   add<T>(id: Id, o: { timeoutMs: number; signal: AbortSignal | undefined; timeoutError(elapsedMs: number): Error; abortError(reason: unknown): Error; onGiveUp(): void }): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const call: Call = { resolve: resolve as (v: unknown) => void, reject, timer: undefined, signal: o.signal, onAbort: undefined };
-      this.#calls.set(id, call);
-      if (o.timeoutMs !== Infinity) {
-        const sentAt = performance.now();
-        call.timer = setTimeout(() => {
-          this.settle(id, o.timeoutError(performance.now() - sentAt));
-          o.onGiveUp();
-        }, o.timeoutMs);
-      }
-      const signal = o.signal;
-      if (signal !== undefined) {
-        call.onAbort = () => {
-          this.settle(id, o.abortError(signal.reason));
-          o.onGiveUp();
-        };
-        signal.addEventListener('abort', call.onAbort, { once: true });
-      }
+    return PendingCall.open<T>(systemClock, (call) => {
+      this.#calls.set(id, call as PendingCall<unknown>);
+      const sentAt = systemClock.now();
+      const giveUp = (error: Error): void => {
+        this.settle(id, error);
+        o.onGiveUp();
+      };
+      call.arm(systemClock, o.timeoutMs, () => giveUp(o.timeoutError(systemClock.now() - sentAt)), o.signal, () => giveUp(o.abortError(o.signal?.reason)));
       this.#onChange();
     });
   }
@@ -52,10 +47,7 @@ export class PendingCalls<Id> {
     const call = this.#calls.get(id);
     if (call === undefined) return false;
     this.#calls.delete(id);
-    clearTimeout(call.timer);
-    if (call.signal !== undefined && call.onAbort !== undefined) call.signal.removeEventListener('abort', call.onAbort);
-    if (error === undefined) call.resolve(value);
-    else call.reject(error);
+    call.settle(error, value);
     this.#onChange();
     if (this.#calls.size === 0) this.#drained?.();
     return true;
@@ -70,12 +62,4 @@ export class PendingCalls<Id> {
   drained(): Promise<void> {
     return this.#calls.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#drained = resolve));
   }
-}
-
-interface Call {
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
-  readonly signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
+import { HostStoppedError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
+import { abortedBefore, remoteAborted, remoteTimedOut } from '../../engine/settle-errors';
 import { PendingCalls } from '../pending-calls';
 import type { SocketTensorReviver } from '../wire/codec';
 import { HostUnavailableError } from '../wire/errors';
@@ -132,7 +133,7 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
       priority = options.priority;
       signal = options.signal;
     }
-    if (signal?.aborted) return Promise.reject(new AbortError(`${this.#where}: the request was aborted before it was sent`, signal.reason));
+    if (signal?.aborted) return Promise.reject(abortedBefore(this.#where, signal.reason, 'the request was aborted before it was sent'));
     if (!this.#commands.up) return Promise.reject(this.#unavailable('cannot reach Redis'));
     const requestId = String(this.#nextId++);
     let fields: Array<string | Buffer>;
@@ -147,8 +148,8 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     const answer = this.#pending.add<Out>(requestId, {
       timeoutMs,
       signal,
-      timeoutError: (elapsed) => new DeadlineExceededError(`${this.#where}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for a replica; its answer will be discarded`, 'timeout', 'running', elapsed),
-      abortError: (reason) => new AbortError(`${this.#where}: the request was aborted while it waited for a replica; its answer will be discarded`, reason),
+      timeoutError: (elapsed) => remoteTimedOut(this.#where, elapsed, timeoutMs, 'a replica'),
+      abortError: (reason) => remoteAborted(this.#where, reason, 'while it waited for a replica'),
       onGiveUp: () => {
         gaveUp = true;
         if (entryId !== undefined) void this.#delete(entryId);

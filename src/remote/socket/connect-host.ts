@@ -1,8 +1,9 @@
 import { createConnection, type Socket } from 'node:net';
 import { describe } from '../../core/describe';
-import { AbortError, DeadlineExceededError, HostStoppedError } from '../../core/errors';
+import { HostStoppedError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { checkRequestOptions } from '../../engine/request-options';
+import { abortedBefore, remoteAborted, remoteTimedOut } from '../../engine/settle-errors';
 import { PendingCalls } from '../pending-calls';
 import { reviveTensorDefault } from '../../executors/worker/transfer';
 import { decodeMessage, encodeMessage, type Message, type SocketTensorReviver } from '../wire/codec';
@@ -157,7 +158,7 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
       if (options.priority !== undefined) o.priority = options.priority;
       signal = options.signal;
     }
-    if (signal?.aborted) return Promise.reject(new AbortError(`${this.#name}: the request was aborted before it was sent`, signal.reason));
+    if (signal?.aborted) return Promise.reject(abortedBefore(this.#name, signal.reason, 'the request was aborted before it was sent'));
     const socket = this.#socket;
     if (this.#state !== 'connected' || socket === undefined) return Promise.reject(this.#unavailable());
     if (timeoutMs !== Infinity) o.timeoutMs = timeoutMs;
@@ -171,8 +172,8 @@ export class SocketHostClient<In = unknown, Out = unknown> implements AsyncDispo
     const answer = this.#pending.add<Out>(id, {
       timeoutMs,
       signal,
-      timeoutError: (elapsed) => new DeadlineExceededError(`${this.#name}: timed out after ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs}) waiting for the host; its answer will be discarded`, 'timeout', 'running', elapsed),
-      abortError: (reason) => new AbortError(`${this.#name}: the request was aborted while the host had it; its answer will be discarded`, reason),
+      timeoutError: (elapsed) => remoteTimedOut(this.#name, elapsed, timeoutMs, 'the host'),
+      abortError: (reason) => remoteAborted(this.#name, reason, 'while the host had it'),
       onGiveUp: () => this.#cancel(id),
     });
     write(socket, frame);
