@@ -222,6 +222,15 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return this.#version;
   }
 
+  /**
+   * The executor serving now (after a reload, the new one): what a host subclass reads to show its
+   * model (an ONNX host's `session`, `model`, `modelPath`), instead of patching getters onto the
+   * instance.
+   */
+  protected get servingExecutor(): Executor<Batch, BatchOut> {
+    return this.#executors.current;
+  }
+
   /** Current limits (after `configure()`). */
   get options(): Readonly<Required<TunableOptions>> {
     const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs } = this.#o;

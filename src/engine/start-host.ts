@@ -13,7 +13,16 @@ export async function startHost<In, Out, Batch, BatchOut>(
   executor: Executor<Batch, BatchOut>,
   options: ResolvedOptions | HostOptions<In, Out, Batch, BatchOut>,
 ): Promise<ModelHost<In, Out, Batch, BatchOut>> {
-  const host = new ModelHost<In, Out, Batch, BatchOut>(executor, options as HostOptions<In, Out, Batch, BatchOut> & { batcher: NonNullable<HostOptions<In, Out, Batch, BatchOut>['batcher']> });
+  return started(new ModelHost<In, Out, Batch, BatchOut>(executor, options as HostOptions<In, Out, Batch, BatchOut> & { batcher: NonNullable<HostOptions<In, Out, Batch, BatchOut>['batcher']> }));
+}
+
+/**
+ * Starts `host` (a `ModelHost` or a subclass of it, such as an ONNX host); a failed start stops it
+ * again, so nothing it began outlives the rejection.
+ * @internal
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any host, whatever it carries
+export async function started<H extends ModelHost<any, any, any, any>>(host: H): Promise<H> {
   try {
     await host.start();
   } catch (e) {
