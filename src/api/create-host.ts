@@ -17,6 +17,8 @@ import { classifyPlacement, hostOnExecutor } from './host-on-executor';
 import { started } from '../engine/start-host';
 import type { ReloadOptions } from '../executors/executor';
 import { HostedModel, SuccessivePool, type HostReloadOptions } from './hosted-model';
+import { hostOnWorkerModule, type ModuleHostOptions } from './create-worker-host';
+import type { ModelHost } from '../engine/model-host';
 
 export { HostedModel, type HostReloadOptions } from './hosted-model';
 
@@ -171,8 +173,14 @@ const CREATE_HOST_KEYS = [
  * thread: the class gives the `@batching` options, the method and the types, and the executor,
  * which holds the model, runs every batch (see {@link CreateHostOptions.executor}).
  *
- * @param Class - the model class (usually `@injectable()`).
- * @param options - container, context, method, and host option overrides.
+ * Given a worker module's path instead of a class (`createHost(require.resolve('./model.worker'),
+ * { workers: 2, maxBatchSize: 32 })`), the module's factory `(ctx) => batchFn` builds the model in
+ * each of `workers` worker threads (see {@link ModuleHostOptions}); `maxConcurrentBatches` follows
+ * the worker count unless given. This replaces `createWorkerHost`.
+ *
+ * @param Class - the model class (usually `@injectable()`), or a worker module's path.
+ * @param options - container, context, method, and host option overrides (for a module: the
+ *   worker pool's options and the host's).
  *
  * @example
  * ```ts
@@ -193,7 +201,31 @@ export function createHost<T extends object, M extends BatchMethodKey<T> = Defau
   Class: Constructor<T>,
   options?: CreateHostOptions<M, NoInfer<BatchOf<T, M>>, NoInfer<BatchOutOf<T, M>>>,
 ): Promise<HostedModel<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
-export async function createHost(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown> = {}): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
+export function createHost<In, Out, Batch, BatchOut, Data = unknown>(
+  module: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  options: ModuleHostOptions<In, Out, Batch, BatchOut, Data> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+): Promise<ModelHost<In, Out, Batch, BatchOut>>;
+export function createHost<In, Out, Data = unknown>(module: string, options: ModuleHostOptions<In, Out, readonly In[], ReadonlyArray<Out | Error>, Data>): Promise<ModelHost<In, Out>>;
+export async function createHost(
+  Class: Constructor<object> | string,
+  options: CreateHostOptions<string | symbol, unknown, unknown> | ModuleHostOptions<unknown, unknown> = {},
+): Promise<ModelHost<unknown, unknown, unknown, unknown>> {
+  if (typeof Class === 'string') return hostOnModule(Class, options as ModuleHostOptions<unknown, unknown>);
+  return hostOnClass(Class, options as CreateHostOptions<string | symbol, unknown, unknown>);
+}
+
+/** `createHost(module, options)`: the module's factory builds the model in each worker thread. */
+function hostOnModule(module: string, options: ModuleHostOptions<unknown, unknown>): Promise<ModelHost<unknown, unknown, unknown, unknown>> {
+  const where = `createHost(${JSON.stringify(module)})`;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least maxBatchSize', options);
+  const { executor = 'worker', ...rest } = options;
+  if (executor !== 'worker') fail(where, 'executor', "'worker' (a worker module's factory builds the model in worker threads), or absent", executor);
+  return hostOnWorkerModule({ ...rest, module });
+}
+
+/** `createHost(Class, options)`: a class with an `@batching` method, here or in worker threads. */
+async function hostOnClass(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown>): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
   const where = `createHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);

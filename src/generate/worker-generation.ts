@@ -63,7 +63,12 @@ const WORKER_KEYS = optionKeys<Pick<WorkerGenerationOptions, 'module' | 'export'
 const IN_THE_WORKER = ['initialState', 'batcher', 'choose', 'releaseState'];
 
 /**
- * Builds and starts a {@link GenerationHost} whose decode steps run in one worker thread: the
+ * Builds and starts a {@link GenerationHost} whose decode steps run in one worker thread.
+ *
+ * @deprecated Use {@link createGenerationHost} with the worker module's path as the first argument,
+ * as `createHost` takes one: `createGenerationHost(require.resolve('./decoder.worker'), { maxBatchSize: 16 })`.
+ *
+ * What it builds: the
  * running sequences' states stay in the worker between steps, and only token ids cross threads
  * (a new sequence's prompt on its first step, one chosen token per sequence back). The event loop
  * is never blocked by a step. Resolves once the worker has loaded its module and made its model;
@@ -83,7 +88,15 @@ const IN_THE_WORKER = ['initialState', 'batcher', 'choose', 'releaseState'];
  * ```
  */
 export async function createWorkerGenerationHost<Data = unknown>(options: WorkerGenerationOptions<Data>): Promise<WorkerGenerationHost> {
-  const where = 'createWorkerGenerationHost';
+  return generationHostOnModule('createWorkerGenerationHost', options);
+}
+
+/**
+ * `createGenerationHost(module, options)` (and the deprecated `createWorkerGenerationHost`): the
+ * decode steps of the worker module's model run in one worker thread.
+ * @internal
+ */
+export async function generationHostOnModule<Data = unknown>(where: string, options: WorkerGenerationOptions<Data>): Promise<WorkerGenerationHost> {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least module and maxBatchSize', options);
   for (const key of IN_THE_WORKER) {
     if ((options as unknown as Record<string, unknown>)[key] !== undefined) {

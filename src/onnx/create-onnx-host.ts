@@ -60,7 +60,7 @@ export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults
    * loop keeps answering connections while the model runs); the model is then loaded by path, and
    * `session`, `outputs` and `batcher` are not taken. Given, the host is a {@link ServingHost}.
    * `0` runs the model on this thread with the thread budget of `threads` and `machine`.
-   * @default none: the model runs on this thread, with `session` as given
+   * @default 0 with `threads` or `machine`, else none: the model runs on this thread, with `session` as given
    */
   workers?: number;
   /**
@@ -115,13 +115,13 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
   }
-  if (options.workers === undefined) return onnxHostHere(where, source, options);
+  if (options.workers === undefined && options.threads === undefined && options.machine === undefined) return onnxHostHere(where, source, options);
   for (const key of ['session', 'outputs', 'batcher'] as const) {
     if (options[key] !== undefined) throw new TypeError(`${where}: \`${key}\` cannot be used with \`workers\` (each worker loads its own session of the whole model); leave out one of them`);
   }
   if (typeof source !== 'string') fail(where, 'source', 'the path of an .onnx file (workers load models by path)', source);
   const { session: _session, outputs: _outputs, batcher: _batcher, ...rest } = options;
-  return serveOnnxModel(where, source, { ...rest, name: options.name ?? basename(source) });
+  return serveOnnxModel(where, source, { ...rest, workers: options.workers ?? 0, name: options.name ?? basename(source) });
 }
 
 /**
