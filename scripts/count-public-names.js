@@ -16,6 +16,7 @@ const program = ts.createProgram(entries.map(([, file]) => file), { experimental
 const checker = program.getTypeChecker();
 const list = process.argv.includes('--list');
 let total = 0;
+const distinct = new Set();
 const rows = [];
 for (const [subpath, file] of entries) {
   const source = program.getSourceFile(file);
@@ -32,6 +33,7 @@ for (const [subpath, file] of entries) {
     const tags = [...symbol.getJsDocTags(checker), ...target.getJsDocTags(checker)];
     const old = tags.some((t) => t.name === 'deprecated');
     if (old) deprecated++;
+    distinct.add(symbol.name);
     names.push(`${symbol.name}${isValue ? '' : ' (type)'}${old ? ' @deprecated' : ''}`);
   }
   total += exported.length;
@@ -39,4 +41,4 @@ for (const [subpath, file] of entries) {
   if (list) console.log(`${subpath}:\n  ${names.sort().join('\n  ')}`);
 }
 console.table(rows);
-console.log(`total: ${total} public names over ${entries.length} entry points`);
+console.log(`total: ${total} public names over ${entries.length} entry points (${distinct.size} distinct: a name in the root is also in its subpath)`);

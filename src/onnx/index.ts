@@ -1,7 +1,8 @@
 /**
  * ONNX helpers (`microbatch/onnx`): load an onnxruntime-node session, read which axis of each
- * input is the batch, and build a ready batching host for a model file in one call, inline (`createOnnxHost`) or in
- * worker threads (`createServingHost`, what a server wants).
+ * input is the batch, and build a ready batching host for a model file in one call:
+ * `createOnnxHost(file, options)`, on this thread, or in worker threads with `workers` (what a
+ * server wants).
  * onnxruntime-node is an optional peer dependency, loaded only when these helpers run.
  * @packageDocumentation
  * @module microbatch/onnx
