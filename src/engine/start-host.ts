@@ -4,7 +4,7 @@ import { ModelHost } from './model-host';
 
 /**
  * Builds a host on `executor` and starts it: every entry point that returns a ready host
- * (`createHost`, `createWorkerHost`, `createOnnxHost`) goes through here, so they resolve only once
+ * (`createHost`, `createOnnxHost`) goes through here, so they resolve only once
  * batches can run. A failed start stops the host again, so nothing it began (workers, a pool, a
  * loaded context) outlives the rejection.
  * @internal

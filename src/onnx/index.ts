@@ -16,3 +16,5 @@ export { createOnnxHost } from './create-onnx-host';
 export type { ModelReloadOptions, OnnxFeeds, OnnxHost, OnnxHostOptions, OnnxResults } from './create-onnx-host';
 export { createServingHost } from './serving-host';
 export type { ServingHost, ServingHostOptions } from './serving-host';
+// OnnxHost and ServingHost are ModelHosts: their reference pages link its members.
+export type { ModelHost } from '../engine/model-host';
