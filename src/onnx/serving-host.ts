@@ -10,6 +10,8 @@ export type { ServingHost } from './onnx-host';
  * Options of the deprecated {@link createServingHost}: the host's limits plus where the model runs
  * (`createOnnxHost` takes the same options).
  *
+ * @deprecated Use `OnnxHostOptions` with {@link createOnnxHost} (`workers`, `threads`, `machine` are among them).
+ *
  * @example
  * ```ts
  * const options: ServingHostOptions = { maxBatchSize: 32, workers: 1, threads: 2 };
