@@ -7,7 +7,7 @@
  *   npx ts-node bench/light-load.ts --quick
  */
 import { join } from 'node:path';
-import { createWorkerHost } from '../src/api/create-worker-host';
+import { createHost } from '../src/api/create-host';
 import { ModelHost } from '../src/engine/model-host';
 import { ConcatBatcher } from '../src/batchers/concat-batcher';
 import type { TensorLike } from '../src/tensor/tensor-like';
@@ -100,8 +100,7 @@ main(async (args) => {
       sides.push({
         name: WORKER,
         async run() {
-          const host = await createWorkerHost({
-            module: join(__dirname, 'worker-model.ts'),
+          const host = await createHost(join(__dirname, 'worker-model.ts'), {
             workerData: { model: m.key },
             maxBatchSize: c.maxBatchSize,
             batcher: new ConcatBatcher<TensorLike>(),

@@ -1,7 +1,7 @@
 /**
  * Scenario: scale-out through Redis. The same model behind four routes, side by side in one run:
  * an in-process host, the Unix-socket host (serveHost/connectHost), and Redis Streams with one and
- * with two replicas (serveHostOnRedis/connectRedisHost). 64 closed-loop callers; throughput,
+ * with two replicas (serveHost/connectHost of microbatch/redis). 64 closed-loop callers; throughput,
  * p50/p99 and the mean batch size per route, and each route's ratio to the in-process host.
  *
  * The model sleeps `2 ms + 0.02 ms × rows` per batch: it stands for a model that runs elsewhere
@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ModelHost } from '../src/engine/model-host';
+import * as redisTransport from '../src/remote/redis';
 import { connectHost, serveHost } from '../src/remote/socket';
-import { connectRedisHost, serveHostOnRedis } from '../src/remote/redis';
 import { redisUnavailable, startRedis } from '../test/support/redis-server';
 import { alternate, closedLoop, fmt, main, median, pick, Progress, ratio, report, Samples, sleep, summarize, table, writeResults, type Side } from './harness';
 
@@ -75,8 +75,8 @@ main(async (args) => {
   const redisSide = async (replicas: number): Promise<{ side: Side<Rep>; close(): Promise<void> }> => {
     const name = `bench${++model_}`;
     const hosts = Array.from({ length: replicas }, () => model());
-    const served = await Promise.all(hosts.map((h, i) => serveHostOnRedis(h, { url: redis.url, model: name, consumer: `replica${i}`, blockMs: 100 })));
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const served = await Promise.all(hosts.map((h, i) => redisTransport.serveHost(h, { url: redis.url, model: name, consumer: `replica${i}`, blockMs: 100 })));
+    const front = await redisTransport.connectHost<number, number>({ url: redis.url, model: name });
     return {
       side: { name: `Redis, ${replicas} replica${replicas > 1 ? 's' : ''}`, run: () => measure(hosts, (i) => front.inference(i)) },
       async close() {

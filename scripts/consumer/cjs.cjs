@@ -27,7 +27,7 @@ async function main() {
   assert.throws(() => require('microbatch/otel'), {
     message: 'microbatch/otel needs the @opentelemetry/api package, which is not installed. Install it next to microbatch: npm install @opentelemetry/api',
   });
-  await assert.rejects(require('microbatch/redis').connectRedisHost({ url: 'redis://127.0.0.1:1', model: 'm' }), {
+  await assert.rejects(require('microbatch/redis').connectHost({ url: 'redis://127.0.0.1:1', model: 'm' }), {
     message: 'microbatch/redis needs the redis package, which is not installed. Install it next to microbatch: npm install redis',
   });
   const onnx = require('microbatch/onnx'); // loads: onnxruntime-node is required only when used
@@ -35,6 +35,15 @@ async function main() {
     message: 'microbatch/onnx needs the onnxruntime-node package, which is not installed. Install it next to microbatch: npm install onnxruntime-node',
   });
   assert.equal(typeof require('microbatch/http').createInferenceServer, 'function');
+  // The subpaths of one concern each (the root keeps what the guides import from it).
+  assert.equal(require('microbatch/batchers').ConcatBatcher, require('microbatch').ConcatBatcher);
+  assert.equal(require('microbatch/policy').greedyPolicy, require('microbatch').greedyPolicy);
+  assert.equal(typeof require('microbatch/generate').greedyToken, 'function');
+  assert.equal(require('microbatch/generate').GenerationHost, require('microbatch').GenerationHost);
+  assert.equal(require('microbatch/worker').WorkerExecutor, require('microbatch').WorkerExecutor);
+  assert.equal(typeof require('microbatch/socket').serveHost, 'function');
+  assert.equal(require('microbatch/socket').connectHost, require('microbatch').connectHost, 'the root keeps the socket pair as deprecated aliases');
+  assert.equal(require('microbatch/redis').serveHostOnRedis, require('microbatch/redis').serveHost, 'the old Redis names stay as deprecated aliases');
   console.log('cjs consumer: ok');
 }
 

@@ -3,6 +3,15 @@
 import 'reflect-metadata';
 import { inject, injectable } from 'tsyringe';
 import { batching, createHost, ModelHost, type HostStats } from 'microbatch';
+import type { ConcatBatcherOptions } from 'microbatch/batchers';
+import type { GenerationStats } from 'microbatch/generate';
+import type { ReleaseDecision } from 'microbatch/policy';
+import type { ServeHostOptions } from 'microbatch/socket';
+import type { WorkerExecutorOptions } from 'microbatch/worker';
+
+// Every subpath's types resolve (typesVersions and exports agree).
+type Subpaths = [ConcatBatcherOptions, GenerationStats, ReleaseDecision, ServeHostOptions, WorkerExecutorOptions];
+export const subpaths: Subpaths | undefined = undefined;
 
 const Scale = Symbol('Scale');
 

@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { Proxy, DeadlineExceededError } from 'microbatch';
 import { createInferenceServer } from 'microbatch/http';
+import { GenerationProxy, greedyToken } from 'microbatch/generate';
+import { connectHost, serveHost } from 'microbatch/socket';
 
 class Upper extends Proxy {
   calls = 0;
@@ -24,4 +26,8 @@ assert.equal(model.calls, 1);
 await model.close();
 assert.equal(typeof DeadlineExceededError, 'function');
 assert.equal(typeof createInferenceServer, 'function');
+assert.equal(greedyToken([0.1, 2.5, 0.3]), 1);
+assert.equal(typeof GenerationProxy, 'function');
+assert.equal(typeof serveHost, 'function');
+assert.equal(typeof connectHost, 'function');
 console.log('esm consumer: ok');

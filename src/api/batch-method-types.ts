@@ -1,6 +1,6 @@
 /**
  * Type-level helpers that read a host's types off the signature of a batch method, so that
- * `createHost(Classifier).inference(x)` and `asBatched(model).inference(x)` are typed without
+ * `createHost(Classifier).inference(x)` and `asBatching(model).inference(x)` are typed without
  * type arguments. Two shapes are recognised:
  *
  * - list style (the default `ListBatcher`): `(items: readonly In[]) => Promise<ReadonlyArray<Out | Error>>`

@@ -5,6 +5,7 @@ import { describe } from '../core/describe';
 import { fail, rejectUnknownKeys } from '../core/options';
 import { GenerationHost } from '../generate/generation-host';
 import { GENERATION_OPTION_KEYS } from '../generate/options';
+import { generationHostOnModule, type WorkerGenerationHost, type WorkerGenerationOptions } from '../generate/worker-generation';
 import { releaseContext, resolveInContext, type ContextProviders } from './context';
 import type { Constructor } from './create-host';
 import { findGeneratingMethod, type GeneratingOptions, type StateOf } from './generating';
@@ -43,6 +44,10 @@ const GENERATION_KEYS = GENERATION_OPTION_KEYS.filter((k) => k !== 'initialState
  * step per decode step (`initialState` from the class). `host.stop()` drains, then releases the
  * instance and the context the host created, last created first. The `createHost` of generation.
  *
+ * Given a worker module's path instead of a class (`createGenerationHost(require.resolve('./decoder.worker'),
+ * { maxBatchSize: 16 })`), the decode steps run in one worker thread whose module's factory makes
+ * the model (see {@link ModuleGenerationOptions}); this replaces `createWorkerGenerationHost`.
+ *
  * @example
  * ```ts
  * const host = await createGenerationHost(Writer, { context: { [OnnxSession]: () => InferenceSession.create('decoder.onnx') } });
@@ -50,7 +55,40 @@ const GENERATION_KEYS = GENERATION_OPTION_KEYS.filter((k) => k !== 'initialState
  * await host.stop();
  * ```
  */
-export async function createGenerationHost<T extends object>(Class: Constructor<T>, options: CreateGenerationHostOptions = {}): Promise<GenerationHost<StateOf<T>, unknown, unknown>> {
+export async function createGenerationHost<T extends object>(Class: Constructor<T>, options?: CreateGenerationHostOptions): Promise<GenerationHost<StateOf<T>, unknown, unknown>>;
+export async function createGenerationHost<Data = unknown>(module: string, options: ModuleGenerationOptions<Data>): Promise<WorkerGenerationHost>;
+export async function createGenerationHost(
+  Class: Constructor<object> | string,
+  options: CreateGenerationHostOptions | ModuleGenerationOptions = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- either family's host: its state type is the overload's
+): Promise<GenerationHost<any, any, any>> {
+  if (typeof Class !== 'string') return generationHostOnClass(Class, options as CreateGenerationHostOptions);
+  const where = `createGenerationHost(${JSON.stringify(Class)})`;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least maxBatchSize', options);
+  const { executor = 'worker', ...rest } = options as ModuleGenerationOptions;
+  if (executor !== 'worker') fail(where, 'executor', "'worker' (a worker module's factory builds the model in a worker thread), or absent", executor);
+  return generationHostOnModule(where, { ...rest, module: Class });
+}
+
+/**
+ * Options of `createGenerationHost(module, options)`: those of a worker generation host without
+ * `module` (the first argument), and `executor` only as `'worker'`, as `createHost(module)` takes.
+ *
+ * @example
+ * ```ts
+ * const options: ModuleGenerationOptions = { workerData: 'decoder.onnx', maxBatchSize: 16, stopTokens: [EOS] };
+ * const host = await createGenerationHost(require.resolve('./decoder.worker'), options);
+ * ```
+ */
+export type ModuleGenerationOptions<Data = unknown> = Omit<WorkerGenerationOptions<Data>, 'module'> & {
+  /**
+   * Where the steps run: a worker module's factory builds the model in a worker thread.
+   * @default 'worker'
+   */
+  executor?: 'worker';
+};
+
+async function generationHostOnClass<T extends object>(Class: Constructor<T>, options: CreateGenerationHostOptions = {}): Promise<GenerationHost<StateOf<T>, unknown, unknown>> {
   const where = `createGenerationHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with a @generating step method, got ${describe(Class)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);

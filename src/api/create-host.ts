@@ -12,12 +12,15 @@ import { releaseContext, resolveInContext, type ContextProviders, type LoadedCon
 import { extname, join } from 'node:path';
 import { findModuleExport, type ExportLocation } from '../executors/worker/find-export';
 import type { WorkerExecutorOptions } from '../executors/worker/options';
-import { WorkerExecutor } from '../executors/worker/worker-executor';
 import type { HostedClassData } from './hosted-class-worker';
 import { classifyPlacement, hostOnExecutor } from './host-on-executor';
+import { started } from '../engine/start-host';
+import type { ReloadOptions } from '../executors/executor';
+import { HostedModel, SuccessivePool, type HostReloadOptions } from './hosted-model';
+import { hostOnWorkerModule, type ModuleHostOptions } from './create-worker-host';
 import type { ModelHost } from '../engine/model-host';
-import { startHost } from '../engine/start-host';
-import { checkReloadOptions, type ReloadOptions } from '../engine/executor-swap';
+
+export { HostedModel, type HostReloadOptions } from './hosted-model';
 
 /**
  * Options of {@link createHost}: where the class is resolved, its context, which method to batch,
@@ -131,43 +134,6 @@ export interface HostedWorkerOptions
   contextExport?: string;
 }
 
-/**
- * Options of a hosted class's `host.reload(options)`: a new instance of the class, built beside
- * the serving one, takes over once it is ready (see `ModelHost.reload`).
- *
- * @example
- * ```ts
- * await host.reload({ context: { [OnnxSession]: () => InferenceSession.create('model-v2.onnx') }, version: '2' });
- * ```
- */
-export interface HostReloadOptions extends ReloadOptions {
-  /**
-   * The new instance's context (inline hosts only: worker threads load the exported context, so
-   * change what its providers load and reload without one).
-   * @default the context the host was created with, its providers run again (a model file is read again)
-   */
-  context?: ContextProviders;
-}
-
-/**
- * A host made by {@link createHost}: a `ModelHost` whose `reload()` can also build a new instance
- * of the class ({@link HostReloadOptions}).
- */
-export type HostedModel<In, Out, Batch = readonly In[], BatchOut = ReadonlyArray<Out | Error>> = ModelHost<In, Out, Batch, BatchOut> & {
-  /**
-   * Builds a new instance of the class (with `options.context`, or the same providers run again;
-   * in new workers for a worker host) beside the serving one and swaps it in without stopping;
-   * a failure to build it rejects and leaves the current instance serving. A batch function or
-   * executor object is taken as `ModelHost.reload` takes it.
-   *
-   * @example
-   * ```ts
-   * await host.reload(); // re-run the context's providers: the model file is read again
-   * ```
-   */
-  reload(options?: HostReloadOptions): Promise<void>;
-};
-
 const WORKER_KEYS = optionKeys<HostedWorkerOptions>({
   workers: true,
   intraOpNumThreads: true,
@@ -207,8 +173,14 @@ const CREATE_HOST_KEYS = [
  * thread: the class gives the `@batching` options, the method and the types, and the executor,
  * which holds the model, runs every batch (see {@link CreateHostOptions.executor}).
  *
- * @param Class - the model class (usually `@injectable()`).
- * @param options - container, context, method, and host option overrides.
+ * Given a worker module's path instead of a class (`createHost(require.resolve('./model.worker'),
+ * { workers: 2, maxBatchSize: 32 })`), the module's factory `(ctx) => batchFn` builds the model in
+ * each of `workers` worker threads (see {@link ModuleHostOptions}); `maxConcurrentBatches` follows
+ * the worker count unless given. This replaces `createWorkerHost`.
+ *
+ * @param Class - the model class (usually `@injectable()`), or a worker module's path.
+ * @param options - container, context, method, and host option overrides (for a module: the
+ *   worker pool's options and the host's).
  *
  * @example
  * ```ts
@@ -229,7 +201,31 @@ export function createHost<T extends object, M extends BatchMethodKey<T> = Defau
   Class: Constructor<T>,
   options?: CreateHostOptions<M, NoInfer<BatchOf<T, M>>, NoInfer<BatchOutOf<T, M>>>,
 ): Promise<HostedModel<ItemOf<T, M>, ResultOf<T, M>, BatchOf<T, M>, BatchOutOf<T, M>>>;
-export async function createHost(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown> = {}): Promise<ModelHost<unknown, unknown>> {
+export function createHost<In, Out, Batch, BatchOut, Data = unknown>(
+  module: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
+  options: ModuleHostOptions<In, Out, Batch, BatchOut, Data> & { batcher: Batcher<In, Out, Batch, BatchOut, any> },
+): Promise<ModelHost<In, Out, Batch, BatchOut>>;
+export function createHost<In, Out, Data = unknown>(module: string, options: ModuleHostOptions<In, Out, readonly In[], ReadonlyArray<Out | Error>, Data>): Promise<ModelHost<In, Out>>;
+export async function createHost(
+  Class: Constructor<object> | string,
+  options: CreateHostOptions<string | symbol, unknown, unknown> | ModuleHostOptions<unknown, unknown> = {},
+): Promise<ModelHost<unknown, unknown, unknown, unknown>> {
+  if (typeof Class === 'string') return hostOnModule(Class, options as ModuleHostOptions<unknown, unknown>);
+  return hostOnClass(Class, options as CreateHostOptions<string | symbol, unknown, unknown>);
+}
+
+/** `createHost(module, options)`: the module's factory builds the model in each worker thread. */
+function hostOnModule(module: string, options: ModuleHostOptions<unknown, unknown>): Promise<ModelHost<unknown, unknown, unknown, unknown>> {
+  const where = `createHost(${JSON.stringify(module)})`;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least maxBatchSize', options);
+  const { executor = 'worker', ...rest } = options;
+  if (executor !== 'worker') fail(where, 'executor', "'worker' (a worker module's factory builds the model in worker threads), or absent", executor);
+  return hostOnWorkerModule({ ...rest, module });
+}
+
+/** `createHost(Class, options)`: a class with an `@batching` method, here or in worker threads. */
+async function hostOnClass(Class: Constructor<object>, options: CreateHostOptions<string | symbol, unknown, unknown>): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
   const where = `createHost(${typeof Class === 'function' ? nameOf(Class) : '?'})`;
   if (typeof Class !== 'function') throw new TypeError(`${where}: expected a class with an @batching method, got ${describe(Class)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object', options);
@@ -262,33 +258,28 @@ export async function createHost(Class: Constructor<object>, options: CreateHost
   // Checked once, here, before any provider runs: a typo must not cost a model load.
   const resolved = resolveOptions(where, hostOptions);
   const concurrencyGiven = hostOptions.maxConcurrentBatches !== undefined;
-  if (placement.kind === 'custom') {
-    const host = await hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
-    return withContextReload(host, where, 'custom', () => {
-      throw new TypeError(`${where}.reload: this host runs on your executor object, and nothing here is built from a context; pass the new executor: reload(executor)`);
-    });
-  }
+  if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
   if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, concurrencyGiven, placement.options as HostedWorkerOptions, where);
 
-  const key = picked.method;
-  const first = inlineExecutor(Class, container, key, where);
-  await first.load(context);
-  const host = await startHost(first, resolved);
-  return withContextReload(host, where, 'inline', (ctx) => {
-    const next = inlineExecutor(Class, container, key, where);
-    return { start: () => next.load(ctx ?? context), run: next.run, stop: next.stop };
-  });
+  const first = inlineExecutor(Class, container, picked.method, where, context);
+  // Built before the host, so that a provider's failure is createHost's (the host never existed).
+  await first.start();
+  return started(new HostedModel(first, resolved, where));
 }
 
 /**
- * The executor of an inline hosted class: `load()` creates the context in a child container and
- * resolves the class there; `stop()` releases both. A reload makes a new one beside it.
+ * The executor of an inline hosted class: `start()` creates the context in a child container and
+ * resolves the class there; `stop()` releases both. Its successor (a reload) is a new one with the
+ * reload's `context`, or the same providers run again.
  */
-function inlineExecutor(Class: Constructor<object>, container: DependencyContainer, key: string | symbol, where: string) {
+function inlineExecutor(Class: Constructor<object>, container: DependencyContainer, key: string | symbol, where: string, context: ContextProviders | undefined): Executor<unknown, unknown> & { start(): Promise<void> } {
   let loaded: LoadedContext | undefined;
   let instance: object | undefined;
+  let started = false;
   return {
-    async load(context: ContextProviders | undefined): Promise<void> {
+    async start(): Promise<void> {
+      if (started) return;
+      started = true;
       ({ loaded, instance } = await resolveInContext(container, Class, context, where));
     },
     // Looked up per batch, so the method stays the instance's own (spies and overrides included).
@@ -296,46 +287,9 @@ function inlineExecutor(Class: Constructor<object>, container: DependencyContain
     stop: async (): Promise<void> => {
       if (loaded !== undefined) await releaseContext(loaded, where, [instance]);
     },
+    successor: (_next, options) => inlineExecutor(Class, container, key, where, (options as HostReloadOptions).context ?? context),
+    reloadOptionKeys: ['context'],
   };
-}
-
-/**
- * Adds `reload({ context, version })` to a hosted class's host: a fresh instance of the class (with
- * the given context, or the same providers run again) is built beside the serving one and swapped in
- * by `ModelHost.reload`. Batch functions and executors still go to `ModelHost.reload` as they are.
- */
-function withContextReload(
-  host: ModelHost<unknown, unknown>,
-  where: string,
-  placement: 'inline' | 'worker' | 'custom',
-  fresh: (context: ContextProviders | undefined) => Executor<unknown, unknown>,
-): ModelHost<unknown, unknown> {
-  const swap = host.reload.bind(host);
-  const reload = (next?: unknown, options?: ReloadOptions): Promise<void> => {
-    if (typeof next === 'function' || (typeof next === 'object' && next !== null && 'run' in next)) return swap(next as Executor<unknown, unknown>, options);
-    const at = `${where}.reload`;
-    try {
-      if (next !== undefined && (typeof next !== 'object' || next === null || Array.isArray(next))) {
-        fail(at, 'options', 'an object { context?, version? }, a batch function, or an executor object with run(batch)', next);
-      }
-      checkReloadOptions(at, next ?? {}, ['context']);
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    const { context, ...swapOptions } = (next ?? {}) as HostReloadOptions;
-    if (placement === 'worker' && context !== undefined) {
-      return Promise.reject(new TypeError(`${at}: a new \`context\` cannot be sent to worker threads; change what the exported context's providers load, then reload() without one`));
-    }
-    let executor: Executor<unknown, unknown>;
-    try {
-      executor = fresh(context);
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    return swap(executor, swapOptions);
-  };
-  Object.defineProperty(host, 'reload', { value: reload, enumerable: false, configurable: true });
-  return host;
 }
 
 /** `createHost` with `executor: 'worker'`: the class and its context are built in each worker. */
@@ -347,7 +301,7 @@ async function hostInWorkers(
   concurrencyGiven: boolean,
   o: HostedWorkerOptions,
   where: string,
-): Promise<ModelHost<unknown, unknown>> {
+): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
   rejectUnknownKeys(`${where}: executor`, o, WORKER_KEYS);
   if (typeof method === 'symbol') {
     throw new TypeError(`${where}: a symbol-named batch method (${String(method)}) cannot be named to a worker thread; use a string-named method with executor 'worker'`);
@@ -384,7 +338,14 @@ async function hostInWorkers(
     where,
   };
   const isTs = (file: string | undefined): boolean => file !== undefined && /\.[cm]?tsx?$/.test(file);
-  const poolOf = (): WorkerExecutor<unknown, unknown> => new WorkerExecutor({
+  // A reload starts new workers, which construct the class and run the context's providers afresh.
+  const successor = (_next: unknown, options: ReloadOptions): Executor<unknown, unknown> => {
+    if ((options as HostReloadOptions).context !== undefined) {
+      throw new TypeError(`${where}.reload: a new \`context\` cannot be sent to worker threads; change what the exported context's providers load, then reload() without one`);
+    }
+    return poolOf();
+  };
+  const poolOf = (): SuccessivePool<unknown, unknown> => new SuccessivePool({
     module: join(__dirname, `hosted-class-worker${extname(__filename)}`),
     workerData: data,
     workers: o.workers,
@@ -397,11 +358,10 @@ async function hostInWorkers(
     batchTimeoutMs: hostOptions.batchTimeoutMs === Infinity ? undefined : hostOptions.batchTimeoutMs,
     loadsTypeScript: isTs(cls.module) || isTs(ctx?.module),
     name: hostOptions.name,
-  });
+  }, successor, ['context']);
   const pool = poolOf();
   const moved = refineOptions(hostOptions, { batchTimeoutMs: Infinity, ...(concurrencyGiven ? {} : { maxConcurrentBatches: pool.workers }) });
-  // A reload starts new workers, which construct the class and run the context's providers afresh.
-  return withContextReload(await startHost(pool as Executor<unknown, unknown>, moved), where, 'worker', poolOf);
+  return started(new HostedModel(pool, moved, where));
 }
 
 function fallbackExport(value: unknown): string {

@@ -16,12 +16,12 @@ import { ModelHost } from '../engine/model-host';
  *
  * @example
  * ```ts
- * const model: Batched<Classifier> = asBatched(container.resolve(Classifier));
+ * const model: Batching<Classifier> = asBatching(container.resolve(Classifier));
  * const label = await model.inference(row);
  * await model[Symbol.asyncDispose]();
  * ```
  */
-export type Batched<T, M extends BatchMethodKey<T> = DefaultBatchMethod<T>> = T & {
+export type Batching<T, M extends BatchMethodKey<T> = DefaultBatchMethod<T>> = T & {
   /** Submits one item; concurrent calls on this instance share one call of the batch method. */
   inference(item: ItemOf<T, M>, options?: RequestOptions): Promise<ResultOf<T, M>>;
   /** Stops this instance's host (draining), then runs the class's own `dispose()`, if any. */
@@ -31,24 +31,42 @@ export type Batched<T, M extends BatchMethodKey<T> = DefaultBatchMethod<T>> = T 
 };
 
 /**
- * Gives an instance of an `@batching` class its {@link Batched} type. This is a checked
+ * Gives an instance of an `@batching` class its {@link Batching} type (as `asGenerating` gives a
+ * `@generating` class's instance its `Generating` type). This is a checked
  * narrowing, not a cast: it throws a `TypeError` when the instance's class has no `@batching`
  * method (and so no generated `inference()`).
  *
  * @example
  * ```ts
- * const model = asBatched(new Classifier(session));
+ * const model = asBatching(new Classifier(session));
  * const [a, b] = await Promise.all([model.inference(x1), model.inference(x2)]); // one batch
- * const embedder = asBatched<Embedder, 'embedBatch'>(new Embedder()); // its only @batching method
+ * const embedder = asBatching<Embedder, 'embedBatch'>(new Embedder()); // its only @batching method
  * ```
  */
-export function asBatched<T extends object, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(instance: T): Batched<T, M> {
+export function asBatching<T extends object, M extends BatchMethodKey<T> = DefaultBatchMethod<T>>(instance: T): Batching<T, M> {
   if (typeof instance !== 'object' || instance === null || getBatchingMetadata(instance.constructor as new () => unknown).length === 0) {
     const what = typeof instance === 'object' && instance !== null ? `an instance of ${nameOf(instance.constructor)}` : String(instance);
-    throw new TypeError(`asBatched: expected an instance of a class with an @batching method, got ${what}; decorate its batch method with @batching(...)`);
+    throw new TypeError(`asBatching: expected an instance of a class with an @batching method, got ${what}; decorate its batch method with @batching(...)`);
   }
-  return instance as Batched<T, M>;
+  return instance as Batching<T, M>;
 }
+
+/**
+ * The older name of {@link Batching}.
+ * @deprecated Use {@link Batching} (named after `@batching`, as `Generating` is after `@generating`).
+ */
+export type Batched<T, M extends BatchMethodKey<T> = DefaultBatchMethod<T>> = Batching<T, M>;
+
+/**
+ * The older name of {@link asBatching}.
+ * @deprecated Use {@link asBatching} (named after `@batching`, as `asGenerating` is after `@generating`).
+ *
+ * @example
+ * ```ts
+ * const model = asBatched(new Classifier(session)); // now: asBatching(new Classifier(session))
+ * ```
+ */
+export const asBatched: typeof asBatching = asBatching;
 
 /** What the decorators keep per instance: its hosts, made on first use, and whether it was disposed. @internal */
 export interface InstanceState {

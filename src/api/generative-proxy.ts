@@ -3,16 +3,16 @@ import type { GenerateOptions, GenerationOptions, PrefillInput, StepInput, StepO
 import type { TokenStream } from '../generate/token-stream';
 
 /**
- * Options of a {@link GenerativeProxy}: a {@link GenerationOptions} without `initialState` and
+ * Options of a {@link GenerationProxy}: a {@link GenerationOptions} without `initialState` and
  * `prefill`, which the subclass implements as `_initialState(prompt)` and (optionally) `_prefill`.
  */
-export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = Omit<
+export type GenerationProxyOptions<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = Omit<
   GenerationOptions<State, Batch, BatchOut>,
   'initialState' | 'prefill'
 >;
 
 /**
- * Subclass style of generation, beside `Proxy`: extend `GenerativeProxy<State>`, pass the options
+ * Subclass style of generation, beside `Proxy`: extend `GenerationProxy<State>`, pass the options
  * to `super()`, and implement `_step(batch)` (one decode step over the running sequences) and
  * `_initialState(prompt)`. Callers use `generate(prompt)`; the running sequences share each step.
  *
@@ -22,7 +22,7 @@ export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], B
  *
  * @example
  * ```ts
- * class Counter extends GenerativeProxy<number> {
+ * class Counter extends GenerationProxy<number> {
  *   constructor() { super({ maxBatchSize: 8, stopTokens: [0] }); }
  *   protected _initialState(): number { return 0; }
  *   protected async _step(steps: readonly StepInput<number>[]) {
@@ -32,16 +32,16 @@ export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], B
  * const tokens = await new Counter().generate([7]).collect(); // [8, 9, 0]
  * ```
  */
-export abstract class GenerativeProxy<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> implements AsyncDisposable {
+export abstract class GenerationProxy<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> implements AsyncDisposable {
   readonly #host: GenerationHost<State, Batch, BatchOut>;
 
   /** @param options - limits and behaviour; `name` defaults to the subclass's name. */
-  constructor(options: GenerativeProxyOptions<State, Batch, BatchOut>) {
+  constructor(options: GenerationProxyOptions<State, Batch, BatchOut>) {
     const named = options !== null && typeof options === 'object' && options.name === undefined ? { ...options, name: new.target.name || 'GenerativeProxy' } : options;
     // A subclass that defines _prefill reads prompts whole; one that does not, token by token.
     const prefill = typeof this._prefill === 'function' ? (prompts: ReadonlyArray<PrefillInput<State>>) => (this._prefill as NonNullable<typeof this._prefill>)(prompts) : undefined;
     this.#host = new GenerationHost<State, Batch, BatchOut>((batch: Batch) => this._step(batch), {
-      ...(named as GenerativeProxyOptions<State, Batch, BatchOut>),
+      ...(named as GenerationProxyOptions<State, Batch, BatchOut>),
       initialState: (prompt) => this._initialState(prompt),
       ...(prefill === undefined ? {} : { prefill }),
     });
@@ -88,3 +88,18 @@ export abstract class GenerativeProxy<State, Batch = readonly StepInput<State>[]
     return this.close();
   }
 }
+
+/**
+ * The older name of {@link GenerationProxy}.
+ * @deprecated Use {@link GenerationProxy} (generation names follow the batching ones: `Proxy`, `GenerationProxy`).
+ *
+ * @example
+ * ```ts
+ * class Counter extends GenerativeProxy<number> { ... } // now: extends GenerationProxy<number>
+ * ```
+ */
+export const GenerativeProxy = GenerationProxy;
+/** @deprecated Use {@link GenerationProxy}. */
+export type GenerativeProxy<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = GenerationProxy<State, Batch, BatchOut>;
+/** @deprecated Use {@link GenerationProxyOptions}. */
+export type GenerativeProxyOptions<State, Batch = readonly StepInput<State>[], BatchOut = ReadonlyArray<StepOutput<State> | Error>> = GenerationProxyOptions<State, Batch, BatchOut>;

@@ -1,8 +1,8 @@
 import { fail, refineOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
-import type { ModelHost } from '../engine/model-host';
-import { startHost } from '../engine/start-host';
+import { started } from '../engine/start-host';
+import { HostedModel } from './hosted-model';
 
 /** What `createHost`'s `executor` option turned out to be. @internal */
 export type Placement =
@@ -52,14 +52,20 @@ export async function hostOnExecutor(
   options: ResolvedOptions,
   concurrencyGiven: boolean,
   where: string,
-): Promise<ModelHost<unknown, unknown>> {
+): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
   const hostOptions = concurrencyGiven ? options : refineOptions(options, { maxConcurrentBatches: concurrencyOf(executor, where) });
   // Called as methods, so that class-based pools (WorkerExecutor, piscina) keep their `this`.
-  const adapter: Executor<unknown, unknown> = { run: (batch) => executor.run(batch) };
+  const adapter: Executor<unknown, unknown> = {
+    run: (batch) => executor.run(batch),
+    successor: () => {
+      throw new TypeError(`${where}.reload: this host runs on your executor object, and nothing here is built from a context; pass the new executor: reload(executor)`);
+    },
+    reloadOptionKeys: ['context'],
+  };
   if (executor.start !== undefined) adapter.start = () => executor.start!();
   // A shared pool outlives each host: leaving out stop() makes ModelHost.stop() skip it.
   if (stopExecutor && executor.stop !== undefined) adapter.stop = () => executor.stop!();
-  return startHost(adapter, hostOptions);
+  return started(new HostedModel(adapter, hostOptions, where));
 }
 
 function concurrencyOf(executor: Executor<unknown, unknown> & { readonly concurrency?: unknown }, where: string): number {

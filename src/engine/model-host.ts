@@ -165,6 +165,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     return this.#model.version;
   }
 
+  /** The executor serving now (after a reload, the new one): what a subclass shows its model from. */
+  protected get servingExecutor(): Executor<Batch, BatchOut> {
+    return this.#model.executors.current;
+  }
+
   /** Current limits (after `configure()`). */
   get options(): Readonly<Required<TunableOptions>> {
     const { maxBatchSize, maxDelayMs, maxConcurrentBatches, maxQueueSize, timeoutMs, maxLatencyMs, batchTimeoutMs } = this.#o;

@@ -34,10 +34,20 @@ export interface WorkerGenerationOptions<Data = unknown>
  * console.log(tokens, host.workerSequences); // the worker still holds this sequence's state until the next step drops it
  * ```
  */
-export type WorkerGenerationHost = GenerationHost<number, unknown, unknown> & {
+export class WorkerGenerationHost extends GenerationHost<number, WorkerStep, WorkerStepResult[]> {
+  readonly #worker: { live: number };
+
+  /** @internal */
+  constructor(executor: WorkerExecutor<WorkerStep, WorkerStepResult[]>, options: GenerationOptions<number, WorkerStep, WorkerStepResult[]>, worker: { live: number }) {
+    super(executor, options);
+    this.#worker = worker;
+  }
+
   /** Sequences whose state the worker held after its last step (running ones, plus ended ones not yet dropped). */
-  readonly workerSequences: number;
-};
+  get workerSequences(): number {
+    return this.#worker.live;
+  }
+}
 
 const WORKER_KEYS = optionKeys<Pick<WorkerGenerationOptions, 'module' | 'export' | 'intraOpNumThreads' | 'resourceLimits' | 'workerData' | 'loadsTypeScript' | 'startTimeoutMs' | 'stopTimeoutMs'>>({
   module: true,
@@ -53,7 +63,12 @@ const WORKER_KEYS = optionKeys<Pick<WorkerGenerationOptions, 'module' | 'export'
 const IN_THE_WORKER = ['initialState', 'batcher', 'choose', 'releaseState'];
 
 /**
- * Builds and starts a {@link GenerationHost} whose decode steps run in one worker thread: the
+ * Builds and starts a {@link GenerationHost} whose decode steps run in one worker thread.
+ *
+ * @deprecated Use {@link createGenerationHost} with the worker module's path as the first argument,
+ * as `createHost` takes one: `createGenerationHost(require.resolve('./decoder.worker'), { maxBatchSize: 16 })`.
+ *
+ * What it builds: the
  * running sequences' states stay in the worker between steps, and only token ids cross threads
  * (a new sequence's prompt on its first step, one chosen token per sequence back). The event loop
  * is never blocked by a step. Resolves once the worker has loaded its module and made its model;
@@ -73,7 +88,15 @@ const IN_THE_WORKER = ['initialState', 'batcher', 'choose', 'releaseState'];
  * ```
  */
 export async function createWorkerGenerationHost<Data = unknown>(options: WorkerGenerationOptions<Data>): Promise<WorkerGenerationHost> {
-  const where = 'createWorkerGenerationHost';
+  return generationHostOnModule('createWorkerGenerationHost', options);
+}
+
+/**
+ * `createGenerationHost(module, options)` (and the deprecated `createWorkerGenerationHost`): the
+ * decode steps of the worker module's model run in one worker thread.
+ * @internal
+ */
+export async function generationHostOnModule<Data = unknown>(where: string, options: WorkerGenerationOptions<Data>): Promise<WorkerGenerationHost> {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object with at least module and maxBatchSize', options);
   for (const key of IN_THE_WORKER) {
     if ((options as unknown as Record<string, unknown>)[key] !== undefined) {
@@ -113,7 +136,8 @@ export async function createWorkerGenerationHost<Data = unknown>(options: Worker
 
   // On this thread a sequence's state is its id; the worker holds the real one.
   let nextId = 1;
-  let workerSequences = 0;
+  // What the worker reported after its last step; the host's workerSequences reads it.
+  const worker = { live: 0 };
   const prompts = new Map<number, readonly number[]>();
   let released: number[] = [];
   const batcher: Batcher<StepInput<number>, StepOutput<number>, WorkerStep, WorkerStepResult[], readonly number[]> = {
@@ -130,12 +154,12 @@ export async function createWorkerGenerationHost<Data = unknown>(options: Worker
     split(results, ids) {
       return results.map((r, i) => {
         if (r instanceof Error) return r;
-        workerSequences = r.live;
+        worker.live = r.live;
         return { token: r.token, state: ids[i] as number };
       });
     },
   };
-  const host = new GenerationHost<number, WorkerStep, WorkerStepResult[]>(executor, {
+  const host = new WorkerGenerationHost(executor, {
     ...generation,
     name,
     batcher,
@@ -148,13 +172,12 @@ export async function createWorkerGenerationHost<Data = unknown>(options: Worker
       prompts.delete(id);
       released.push(id);
     },
-  });
+  }, worker);
   try {
     await host.start();
   } catch (e) {
     await host.stop().catch(() => undefined);
     throw e;
   }
-  Object.defineProperty(host, 'workerSequences', { get: () => workerSequences, enumerable: true });
-  return host as unknown as WorkerGenerationHost;
+  return host;
 }

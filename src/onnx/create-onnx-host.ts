@@ -1,23 +1,24 @@
-import { basename } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { basename, resolve } from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { ModelHost } from '../engine/model-host';
-import { checkReloadOptions, type ReloadOptions } from '../engine/executor-swap';
-import { startHost } from '../engine/start-host';
+import { started } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { defaultWarmupSizes, HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions, type WarmupOptions } from '../core/options';
-import type { Executor } from '../executors/executor';
-import { DTYPES, type TensorData, type TensorType } from '../tensor/dtypes';
+import { defaultWarmupSizes, fail, HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions, type WarmupOptions } from '../core/options';
+import { toExecutor, type Executor } from '../executors/executor';
+import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/worker/thread-budget';
+import type { TensorData } from '../tensor/dtypes';
 import { describeModel, type BatchAxis, type ModelDescription } from './describe-model';
 import { UnbatchableModelError } from './errors';
-import { loadSession, type LoadSessionOptions, type ModelSource } from './load-session';
+import { loadSession, SPINNING, type LoadSessionOptions, type ModelSource } from './load-session';
+import { checkedPath, isModelSource, modelMisfit, zeroFeeds } from './model-fit';
+import { OnnxHost, ServingHost, type ModelReloadOptions, type OnnxFeeds, type OnnxResults, type OnnxShown, type ServingPlacement } from './onnx-host';
+import { onnxHostInWorkers } from './onnx-workers';
 import { loadOrt } from './runtime';
 
-/** One request to an ONNX host: the feeds of one item, by input name (what `session.run` takes). */
-export type OnnxFeeds = Record<string, Tensor>;
-/** One result of an ONNX host: that item's outputs, by output name. */
-export type OnnxResults = Record<string, Tensor>;
+export { isModelSource, modelMisfit, zeroFeeds } from './model-fit';
+export { OnnxHost, ServingHost, type ModelReloadOptions, type OnnxFeeds, type OnnxResults } from './onnx-host';
 
 /** Options of {@link createOnnxHost}: the host's options plus how to load and batch the model. */
 export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>, 'batcher' | 'warmup'> {
@@ -54,47 +55,30 @@ export interface OnnxHostOptions extends Omit<HostOptions<OnnxFeeds, OnnxResults
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
   batcher?: Batcher<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults, any>;
+  /**
+   * Worker threads to run the model in, each with its own session (what a server wants: the event
+   * loop keeps answering connections while the model runs); the model is then loaded by path, and
+   * `session`, `outputs` and `batcher` are not taken. Given, the host is a {@link ServingHost}.
+   * `0` runs the model on this thread with the thread budget of `threads` and `machine`.
+   * @default 0 with `threads` or `machine`, else none: the model runs on this thread, with `session` as given
+   */
+  workers?: number;
+  /**
+   * onnxruntime intra-op threads per session (with `workers`). Keep `workers × threads ≤ cores`.
+   * @default `'shared'`: max(1, floor((cores − 1) / max(1, workers))); `'dedicated'`: max(1, floor(cores / max(1, workers)))
+   */
+  threads?: number;
+  /**
+   * How the machine is shared (with `workers`). `'shared'` leaves the event loop a core and turns
+   * onnxruntime's spin-waiting off: robust when anything else runs. `'dedicated'` gives the model
+   * every core and lets its pool threads spin between runs (docs/onnx.md, "Threads"): choose it
+   * only for a machine that runs nothing else.
+   * @default 'shared'
+   */
+  machine?: 'shared' | 'dedicated';
 }
 
-/** A host made by {@link createOnnxHost}: a started `ModelHost` that also shows its model. */
-export type OnnxHost = ModelHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults> & {
-  /** The session it runs now (after a reload, the new one); it belongs to the host, and `stop()` releases it. */
-  readonly session: InferenceSession;
-  /** The model's inputs and outputs with the batch axes in use. */
-  readonly model: ModelDescription;
-  /**
-   * Loads a new version of the model (a file path or its bytes) and swaps it in without stopping
-   * (see `ModelHost.reload`): it must have the same inputs and outputs (names, element types and
-   * batch axes) as the current one, or the reload is refused with a `TypeError` and the current
-   * model keeps serving. `options.session` defaults to the host's session options;
-   * `options.version` labels the new model (see `ModelHost.version`).
-   *
-   * @example
-   * ```ts
-   * await host.reload('models/classifier-v2.onnx', { version: '2' });
-   * ```
-   */
-  reload(source: ModelSource, options?: ModelReloadOptions): Promise<void>;
-};
-
-/**
- * Options of an ONNX host's `reload(file)`: the version label, and for a host on this thread the
- * new session's options.
- *
- * @example
- * ```ts
- * const options: ModelReloadOptions = { version: 'v2', session: { intraOpNumThreads: 1 } };
- * ```
- */
-export interface ModelReloadOptions extends ReloadOptions {
-  /**
-   * The new session's options (a host on this thread only).
-   * @default the options the host's first session was loaded with
-   */
-  session?: LoadSessionOptions;
-}
-
-const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ session: true, batchAxes: true, outputs: true });
+const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, OnnxResults>>>({ workers: true, threads: true, machine: true, session: true, batchAxes: true, outputs: true });
 
 /**
  * Loads an ONNX model and returns a started batching host for it, in one call: concurrent
@@ -120,6 +104,8 @@ const OWN_KEYS = optionKeys<Omit<OnnxHostOptions, keyof HostOptions<OnnxFeeds, O
  * await host.stop(); // releases the session
  * ```
  */
+export async function createOnnxHost(source: ModelSource, options: OnnxHostOptions & { workers: number }): Promise<ServingHost>;
+export async function createOnnxHost(source: ModelSource, options: OnnxHostOptions): Promise<OnnxHost>;
 export async function createOnnxHost(source: ModelSource, options: OnnxHostOptions): Promise<OnnxHost> {
   const where = 'createOnnxHost';
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -129,6 +115,37 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
   }
+  if (options.workers === undefined && options.threads === undefined && options.machine === undefined) return onnxHostHere(where, source, options);
+  for (const key of ['session', 'outputs', 'batcher'] as const) {
+    if (options[key] !== undefined) throw new TypeError(`${where}: \`${key}\` cannot be used with \`workers\` (each worker loads its own session of the whole model); leave out one of them`);
+  }
+  if (typeof source !== 'string') fail(where, 'source', 'the path of an .onnx file (workers load models by path)', source);
+  const { session: _session, outputs: _outputs, batcher: _batcher, ...rest } = options;
+  return serveOnnxModel(where, source, { ...rest, workers: options.workers ?? 0, name: options.name ?? basename(source) });
+}
+
+/**
+ * `createOnnxHost` and `createServingHost` (the deprecated name) with `workers`: in worker threads,
+ * or with `workers: 0` on this thread, with the thread budget of `threads` and `machine`; reloads
+ * take model paths.
+ * @internal
+ */
+export async function serveOnnxModel(where: string, modelPath: string, options: Omit<OnnxHostOptions, 'session' | 'outputs' | 'batcher'>): Promise<ServingHost> {
+  const { workers = 1, threads, machine = 'shared', ...hostOptions } = options;
+  if (!Number.isInteger(workers) || workers < 0) throw new RangeError(`${where}: \`workers\` must be an integer >= 0, got ${String(workers)}`);
+  if (machine !== 'shared' && machine !== 'dedicated') throw new TypeError(`${where}: expected \`machine\` to be 'shared' or 'dedicated', got ${describe(machine)}`);
+  const dedicated = machine === 'dedicated';
+  const intra = threads ?? (dedicated ? dedicatedMachineThreads : sharedMachineThreads)(availableParallelism(), workers);
+  const path = resolve(modelPath);
+  const placement: ServingPlacement = { executor: workers === 0 ? 'inline' : 'worker', workers, threads: intra, machine };
+  if (workers > 0) return onnxHostInWorkers(where, path, hostOptions, placement);
+  const session = { intraOpNumThreads: intra, ...(dedicated ? { extra: SPINNING } : {}) };
+  return (await onnxHostHere(where, path, { ...hostOptions, session }, placement)) as ServingHost;
+}
+
+/** `createOnnxHost` on this thread; with `serving` (`workers: 0`), a {@link ServingHost} whose reloads take paths. */
+async function onnxHostHere(where: string, source: ModelSource, options: OnnxHostOptions, placement?: ServingPlacement): Promise<OnnxHost> {
+  const paths = placement === undefined ? undefined : checkedPath;
   const { session: sessionOptions, batchAxes, outputs, batcher: customBatcher, warmup, ...rest } = options;
   // `warmup: true` is made from the model below; samples given are checked with the rest now.
   const hostOptions: HostOptions<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults> = warmup === undefined || warmup === true ? rest : { ...rest, warmup };
@@ -174,7 +191,7 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
     }
 
     const fetches = outputs === undefined ? undefined : [...outputs];
-    const executorFor = (s: InferenceSession): Executor<OnnxFeeds, OnnxResults> => ({
+    const executorFor = (s: InferenceSession, m: ModelDescription, file: ModelSource): Executor<OnnxFeeds, OnnxResults> & OnnxShown => ({
       run: async (feeds) => {
         // onnxruntime accepts only its own Tensor class; batchers and callers may hand plain { type, data, dims }.
         const wrapped: Record<string, Tensor> = {};
@@ -182,73 +199,35 @@ export async function createOnnxHost(source: ModelSource, options: OnnxHostOptio
         return (fetches === undefined ? await s.run(wrapped) : await s.run(wrapped, fetches)) as OnnxResults;
       },
       stop: () => s.release(),
+      session: s,
+      model: m,
+      ...(typeof file === 'string' ? { modelPath: file } : {}),
+      // A reload's model file (or bytes) loads a new session, checked to fit the host built for this one.
+      successor: async (next, reloadOptions: ModelReloadOptions) => {
+        const at = `${name}.reload`;
+        const file = paths === undefined ? next : paths(at, next);
+        if (!isModelSource(file)) return toExecutor<OnnxFeeds, OnnxResults>(at, file, '');
+        const nextSession = await loadSession(file, reloadOptions.session ?? sessionOptions);
+        try {
+          const nextModel = describeModel(nextSession, { batchAxes });
+          const misfit = modelMisfit(m, nextModel);
+          if (misfit !== undefined) throw new TypeError(`${at}: the new model does not fit the host made for the current one (${misfit}); make a new host for it`);
+          return executorFor(nextSession, nextModel, file);
+        } catch (e) {
+          await nextSession.release().catch(() => undefined);
+          throw e;
+        }
+      },
+      reloadOptionKeys: ['session'],
     });
-    const executor = executorFor(session);
+    const executor = executorFor(session, model, source);
     const generated = warmup === true ? { warmup: { samples: [zeroFeeds(model, tensor)], batchSizes: defaultWarmupSizes(resolved.maxBatchSize) } } : {};
-    const host = await startHost<OnnxFeeds, OnnxResults, OnnxFeeds, OnnxResults>(executor, refineOptions(resolved, { name, batcher, ...generated }));
-    let current = { session, model };
-    const reloadExecutor = host.reload.bind(host);
-    // A model file (or bytes) loads a new session and swaps it in through ModelHost.reload; a
-    // batch function or executor goes to ModelHost.reload as it is.
-    const reload = async (next: unknown, reloadOptions: ModelReloadOptions = {}): Promise<void> => {
-      if (!isModelSource(next)) return reloadExecutor(next as Executor<OnnxFeeds, OnnxResults>, reloadOptions);
-      checkReloadOptions(`${name}.reload`, reloadOptions, ['session']);
-      const { session: nextSessionOptions, ...swapOptions } = reloadOptions;
-      const nextSession = await loadSession(next, nextSessionOptions ?? sessionOptions);
-      let nextModel: ModelDescription;
-      try {
-        nextModel = describeModel(nextSession, { batchAxes });
-        const misfit = modelMisfit(current.model, nextModel);
-        if (misfit !== undefined) throw new TypeError(`${name}.reload: the new model does not fit the host made for the current one (${misfit}); make a new host for it`);
-      } catch (e) {
-        await nextSession.release().catch(() => undefined);
-        throw e;
-      }
-      await reloadExecutor(executorFor(nextSession), swapOptions);
-      current = { session: nextSession, model: nextModel };
-    };
-    Object.defineProperties(host, {
-      session: { get: () => current.session, enumerable: true },
-      model: { get: () => current.model, enumerable: true },
-      // Configurable, so that a serving host can narrow it to model paths.
-      reload: { value: reload, enumerable: false, configurable: true },
-    });
-    return host as OnnxHost;
+    const final = refineOptions(resolved, { name, batcher, ...generated });
+    return await started(placement === undefined ? new OnnxHost(executor, final) : new ServingHost(executor, final, placement));
   } catch (e) {
     await session.release().catch(() => undefined);
     throw e;
   }
-}
-
-/** Whether `value` is a model file path or model bytes (what `loadSession` takes). @internal */
-export function isModelSource(value: unknown): value is ModelSource {
-  return typeof value === 'string' || ArrayBuffer.isView(value) || value instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer);
-}
-
-/** What makes a new model unfit for a host built for `old` (its batcher and checks), or `undefined`. @internal */
-export function modelMisfit(old: ModelDescription, next: ModelDescription): string | undefined {
-  // Fixed dims must match (the host checks requests against them); symbolic ones may be renamed.
-  const sig = (ts: ModelDescription['inputs']): string =>
-    ts.map((t) => `${t.name}: ${t.dtype}[${t.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : '?')).join(',')}], batch axis ${String(t.batchAxis)}`).join('; ');
-  if (sig(old.inputs) !== sig(next.inputs)) return `inputs were ${sig(old.inputs)}; now ${sig(next.inputs)}`;
-  if (sig(old.outputs) !== sig(next.outputs)) return `outputs were ${sig(old.outputs)}; now ${sig(next.outputs)}`;
-  return undefined;
-}
-
-/**
- * One request of zero-filled inputs for `warmup: true`: batch axis 1 (a `'shared'` input as
- * declared), every other symbolic dim 1.
- * @internal
- */
-export function zeroFeeds(model: ModelDescription, tensor: (type: string, data: TensorData, dims: readonly number[]) => Tensor): OnnxFeeds {
-  const feeds: OnnxFeeds = {};
-  for (const input of model.inputs) {
-    const dims = input.dims.map((d) => (typeof d === 'number' && d >= 0 ? d : 1));
-    const info = DTYPES[input.dtype as TensorType];
-    if (info === undefined) throw new TypeError(`createOnnxHost: warmup: true cannot make a sample for input "${input.name}" of type ${input.dtype}; pass warmup: { samples }`);
-    feeds[input.name] = tensor(input.dtype, info.make(dims.reduce((a, b) => a * b, 1)) as TensorData, dims);
-  }
-  return feeds;
 }
 
 /**

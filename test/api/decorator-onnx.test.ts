@@ -6,7 +6,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { container as globalContainer, inject, injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
 import { createHost } from '../../src/api/create-host';
-import { asBatched } from '../../src/api/generated-inference';
+import { asBatching } from '../../src/api/generated-inference';
 import { OnnxSession } from '../../src/api/tokens';
 import { HostStoppedError } from '../../src/core/errors';
 import { linearModel, seeded } from '../support/onnx-models';
@@ -91,7 +91,7 @@ describe('decorator style with onnxruntime-node', () => {
     const session = await InferenceSession.create(bytes);
     const child = globalContainer.createChildContainer();
     child.register(OnnxSession, { useValue: session });
-    const model = asBatched(child.resolve(Linear));
+    const model = asBatching(child.resolve(Linear));
     const rows = rowsFor(50);
     const out = await Promise.all(rows.map((r) => model.inference(r)));
     for (let i = 0; i < rows.length; i++) expectSameNumbers(out[i]!, await runAlone(session, rows[i]!));

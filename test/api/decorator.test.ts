@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { container as globalContainer, injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
 import { getBatchingMetadata } from '../../src/api/batching-metadata';
-import { asBatched } from '../../src/api/generated-inference';
+import { asBatched, asBatching } from '../../src/api/generated-inference';
 import { HostStoppedError } from '../../src/core/errors';
 
 /** A list-style model that records every batch it receives. */
@@ -51,7 +51,7 @@ describe('@batching metadata', () => {
       }
     }
     expect(getBatchingMetadata(ClassForm)).toEqual([{ method: 'predictBatch', options: { maxBatchSize: 5 } }]);
-    const m = asBatched(new ClassForm());
+    const m = asBatching(new ClassForm());
     await expect(Promise.all([1, 2, 3, 4, 5, 6].map((x) => m.inference(x)))).resolves.toEqual([2, 3, 4, 5, 6, 7]);
     expect(m.calls).toEqual([[1, 2, 3, 4, 5], [6]]);
     await m[Symbol.asyncDispose]();
@@ -186,17 +186,21 @@ describe('@batching misuse fails when the class is defined, saying what to do', 
     expect(getBatchingMetadata(Holder)).toEqual([]);
   });
 
-  test('asBatched refuses an instance of a class without @batching', () => {
+  test('asBatched (deprecated: asBatching) is the same function', () => {
+    expect(asBatched).toBe(asBatching);
+  });
+
+  test('asBatching refuses an instance of a class without @batching', () => {
     class Plain {}
-    expect(() => asBatched(new Plain())).toThrow(
-      new TypeError('asBatched: expected an instance of a class with an @batching method, got an instance of Plain; decorate its batch method with @batching(...)'),
+    expect(() => asBatching(new Plain())).toThrow(
+      new TypeError('asBatching: expected an instance of a class with an @batching method, got an instance of Plain; decorate its batch method with @batching(...)'),
     );
   });
 });
 
 describe('generated inference()', () => {
   test('batches concurrent callers of one instance, with per-item errors, then asyncDispose drains and tears it down', async () => {
-    const model = asBatched(new Doubler());
+    const model = asBatching(new Doubler());
     const results = await Promise.allSettled([1, 2, -3, 4].map((x) => model.inference(x)));
     expect(results).toEqual([
       { status: 'fulfilled', value: 2 },
@@ -214,12 +218,12 @@ describe('generated inference()', () => {
   });
 
   test('each instance has its own host; disposing before any call refuses later calls', async () => {
-    const a = asBatched(new Doubler());
-    const b = asBatched(new Doubler());
+    const a = asBatching(new Doubler());
+    const b = asBatching(new Doubler());
     await Promise.all([a.inference(1), b.inference(2), a.inference(3)]);
     expect(a.calls).toEqual([[1, 3]]);
     expect(b.calls).toEqual([[2]]);
-    const fresh = asBatched(new Doubler());
+    const fresh = asBatching(new Doubler());
     await fresh.dispose();
     await expect(fresh.inference(1)).rejects.toThrow(new HostStoppedError('Doubler: this instance was disposed; its inference() accepts no new requests'));
     await Promise.all([a.dispose(), b.dispose()]);
@@ -239,7 +243,7 @@ describe('generated inference()', () => {
       }
     }
     const child = globalContainer.createChildContainer();
-    const model = asBatched(child.resolve(Owned));
+    const model = asBatching(child.resolve(Owned));
     const pending = Promise.all(['a', 'b'].map((x) => model.inference(x)));
     await child.dispose();
     await expect(pending).resolves.toEqual(['A', 'B']);
@@ -266,7 +270,7 @@ describe('generated inference()', () => {
         events.push('sub dispose');
       }
     }
-    const s = asBatched(new Sub());
+    const s = asBatching(new Sub());
     const p = s.inference(1);
     await s.dispose();
     await p;
@@ -304,7 +308,7 @@ describe('a class with two @batching methods', () => {
 
   test('both are recorded, and inference() maps to predictBatch', async () => {
     expect(getBatchingMetadata(TwoHeads).map((m) => m.method)).toEqual(['predictBatch', 'embedBatch']);
-    const m = asBatched(new TwoHeads());
+    const m = asBatching(new TwoHeads());
     await expect(Promise.all([1, 2, 3].map((x) => m.inference(x)))).resolves.toEqual([10, 20, 30]);
     expect(m.seen).toEqual(['predict 3']);
     await m.dispose();
@@ -321,7 +325,7 @@ describe('a class with two @batching methods', () => {
         return [...xs];
       }
     }
-    const m = asBatched(new Ambiguous());
+    const m = asBatching(new Ambiguous());
     await expect(m.inference(1 as never)).rejects.toThrow(
       new TypeError(
         'Ambiguous.inference: Ambiguous has several @batching methods (`scoreBatch`, `embedBatch`) and none is named predictBatch, ' +
@@ -337,7 +341,7 @@ describe('a class with two @batching methods', () => {
         return xs.map((x) => x.length);
       }
     }
-    const m = asBatched(new OnlyEmbed());
+    const m = asBatching(new OnlyEmbed());
     await expect(m.inference('abc')).resolves.toBe(3);
     await m.dispose();
   });

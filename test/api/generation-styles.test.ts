@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { container, inject, injectable } from 'tsyringe';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { GenerativeProxy } from '../../src/api/generative-proxy';
+import { GenerationProxy, GenerativeProxy } from '../../src/api/generative-proxy';
+import { greedy, greedyToken } from '../../src/api/greedy-token';
 import { asGenerating, generating } from '../../src/api/generating';
 import { createGenerationHost } from '../../src/api/create-generation-host';
 import { createHost } from '../../src/api/create-host';
@@ -23,8 +24,14 @@ function countStep(by: number) {
   return async (steps: readonly StepInput<number>[]) => steps.map((s) => ({ token: (s.token + by) % 10, state: s.state + 1 }));
 }
 
-describe('GenerativeProxy (subclass style)', () => {
-  class Counter extends GenerativeProxy<number> {
+test('GenerativeProxy and greedy (deprecated: GenerationProxy, greedyToken) are the same class and function', () => {
+  expect(GenerativeProxy).toBe(GenerationProxy);
+  expect(greedy).toBe(greedyToken);
+  expect(greedyToken([0.1, 2.5, 0.3])).toBe(1);
+});
+
+describe('GenerationProxy (subclass style)', () => {
+  class Counter extends GenerationProxy<number> {
     readonly sizes: number[] = [];
     constructor() {
       super({ maxBatchSize: 8, stopTokens: [0] });
@@ -50,8 +57,8 @@ describe('GenerativeProxy (subclass style)', () => {
   });
 });
 
-test('GenerativeProxy with _prefill: prompts are read whole, and _step only decodes', async () => {
-  class Prefilled extends GenerativeProxy<number> {
+test('GenerationProxy with _prefill: prompts are read whole, and _step only decodes', async () => {
+  class Prefilled extends GenerationProxy<number> {
     readonly stepTokens: number[][] = [];
     constructor() {
       super({ maxBatchSize: 4 });

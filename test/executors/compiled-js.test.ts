@@ -37,7 +37,7 @@ function runNode(file: string, timeoutMs: number): Promise<{ code: number | null
   });
 }
 
-test('compiled JS without ts-node: createHost finds the class in workers, createWorkerHost loads a .js factory, and the process exits by itself after stop()', async () => {
+test('compiled JS without ts-node: createHost finds the class in workers, createHost(module) loads a .js factory, and the process exits by itself after stop()', async () => {
   // dist/ is built by jest's global setup (scripts/build-if-stale.js) when missing or stale.
   if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is missing although the global setup builds it: run `npm run build` to see why');
   const { code, signal, stdout, stderr } = await runNode(PROGRAM, 15_000);

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ModelHost } from '../../src/engine/model-host';
 import { DeadlineExceededError, HostStoppedError } from '../../src/core/errors';
+import { createHost } from '../../src/api/create-host';
 import { createWorkerHost } from '../../src/api/create-worker-host';
 import { WorkerCrashedError, WorkerExecutor, WorkerStartError } from '../../src/executors/worker';
 import type { Answer, Op } from '../fixtures/workers/behaviours.worker';
@@ -72,8 +73,22 @@ describe('one worker, failures contained', () => {
   });
 });
 
-test('two workers run two batches at once (overlap seen in the workers\' own timestamps)', async () => {
+test('createWorkerHost (deprecated: createHost(module, options)) still builds a host whose batches run in the workers', async () => {
   const host = await createWorkerHost<Op, Answer>({ module: MODULE, workers: 2, maxBatchSize: 2 });
+  try {
+    expect(host.options.maxConcurrentBatches).toBe(2);
+    expect(await host.inference(echo(5))).toMatchObject({ value: 10 });
+  } finally {
+    await host.stop();
+  }
+});
+
+test('createHost(module) refuses an executor other than worker threads', async () => {
+  await expect(createHost(MODULE, { executor: 'inline' as never, maxBatchSize: 2 })).rejects.toThrow(TypeError);
+});
+
+test('two workers run two batches at once (overlap seen in the workers\' own timestamps)', async () => {
+  const host = await createHost<Op, Answer>(MODULE, { workers: 2, maxBatchSize: 2 });
   try {
     expect(host.options.maxConcurrentBatches).toBe(2);
     const answers = await Promise.all([1, 2, 3, 4].map(() => host.inference({ op: 'sleep', value: 300 })));
@@ -139,7 +154,7 @@ describe('start failures reject start() with what was wrong', () => {
   });
 
   test('an export that does not exist', async () => {
-    const error = (await createWorkerHost({ module: MODULE, export: 'nope', maxBatchSize: 2 }).catch((e: unknown) => e)) as WorkerStartError;
+    const error = (await createHost(MODULE, { export: 'nope', maxBatchSize: 2 }).catch((e: unknown) => e)) as WorkerStartError;
     expect(error).toBeInstanceOf(WorkerStartError);
     expect(error.message).toMatch(/worker 0 failed to start: .*behaviours\.worker\.ts has no export named "nope"; its exports are: default, failing, notAFactory, withHooks/);
     expect(error.cause).toBeInstanceOf(TypeError);
@@ -147,8 +162,8 @@ describe('start failures reject start() with what was wrong', () => {
 
   test('a factory that throws, and an export that is not a factory', async () => {
     const [failing, notAFactory] = (await Promise.all([
-      createWorkerHost({ module: MODULE, export: 'failing', maxBatchSize: 2 }).catch((e: unknown) => e),
-      createWorkerHost({ module: MODULE, export: 'notAFactory', maxBatchSize: 2 }).catch((e: unknown) => e),
+      createHost(MODULE, { export: 'failing', maxBatchSize: 2 }).catch((e: unknown) => e),
+      createHost(MODULE, { export: 'notAFactory', maxBatchSize: 2 }).catch((e: unknown) => e),
     ])) as [Error, Error];
     expect(failing).toBeInstanceOf(WorkerStartError);
     expect(failing.message).toMatch(/failed to start: the model file is corrupt/);

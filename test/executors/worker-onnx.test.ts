@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ConcatBatcher } from '../../src/batchers/concat-batcher';
 import type { BatchEvent } from '../../src/core/observer';
-import { createWorkerHost } from '../../src/api/create-worker-host';
+import { createHost } from '../../src/api/create-host';
 import { linearModel, mlpModel, seeded } from '../support/onnx-models';
 
 // A real onnxruntime model in worker threads gives the same numbers as the same model run inline,
@@ -49,8 +49,7 @@ function expectRowsClose(actual: readonly ArrayLike<number>[], expected: readonl
 
 test.each([1, 2])('%i worker(s): an MLP gives the inline results, and concurrent callers share batches', async (workers) => {
   const batches: BatchEvent[] = [];
-  const host = await createWorkerHost<Float32Array, Float32Array>({
-    module: MODULE,
+  const host = await createHost<Float32Array, Float32Array>(MODULE, {
     workers,
     intraOpNumThreads: 1,
     workerData: { modelPath: mlpPath },
@@ -73,8 +72,7 @@ test.each([1, 2])('%i worker(s): an MLP gives the inline results, and concurrent
 });
 
 test('tensors in, tensors out: a ConcatBatcher batch crosses as an onnxruntime Tensor and comes back as one', async () => {
-  const host = await createWorkerHost<Tensor, Tensor, Tensor, Tensor>({
-    module: MODULE,
+  const host = await createHost<Tensor, Tensor, Tensor, Tensor>(MODULE, {
     export: 'tensors',
     workers: 2,
     intraOpNumThreads: 1,

@@ -1,3 +1,4 @@
+import { createGenerationHost } from '../../src/api/create-generation-host';
 import { createWorkerGenerationHost } from '../../src/generate/worker-generation';
 import generationWorker, { type WorkerStep, type WorkerStepResult } from '../../src/generate/generation.worker';
 import { WorkerCrashedError, WorkerStartError } from '../../src/executors/worker/errors';
@@ -27,7 +28,7 @@ async function run(host: { generate(p: readonly number[], o: { maxTokens: number
 test('a recurrent decoder in a worker: every caller gets greedy decoding alone; only ids and tokens cross; ended sequences are dropped in the worker', async () => {
   const steps: number[] = [];
   const crossing = jest.spyOn(WorkerExecutor.prototype, 'run');
-  const host = await createWorkerGenerationHost({ module: MODULE, maxBatchSize: 4, intraOpNumThreads: 1, name: 'rnn', observer: { onStep: (e) => void steps.push(e.sequences) } });
+  const host = await createGenerationHost(MODULE, { maxBatchSize: 4, intraOpNumThreads: 1, name: 'rnn', observer: { onStep: (e) => void steps.push(e.sequences) } });
   try {
     const got = await run(host);
     expect(got).toEqual(CALLERS.map((c) => recurrentAlone(c.prompt, c.maxTokens)));
@@ -65,7 +66,7 @@ test('a recurrent decoder in a worker: every caller gets greedy decoding alone; 
 });
 
 test('a key/value-cache decoder in a worker: the growing caches stay in the worker and every caller gets greedy decoding alone', async () => {
-  const host = await createWorkerGenerationHost({ module: MODULE, export: 'kv', maxBatchSize: 3, intraOpNumThreads: 1 });
+  const host = await createGenerationHost(MODULE, { export: 'kv', maxBatchSize: 3, intraOpNumThreads: 1 });
   try {
     const got = await run(host);
     expect(got).toEqual(CALLERS.map((c) => kvAlone(c.prompt, c.maxTokens)));
@@ -75,7 +76,7 @@ test('a key/value-cache decoder in a worker: the growing caches stay in the work
 });
 
 test('an abort mid-stream frees the slot; a factory that throws or makes no model fails the start; functions are refused on this thread', async () => {
-  const host = await createWorkerGenerationHost({ module: MODULE, maxBatchSize: 1, intraOpNumThreads: 1 });
+  const host = await createGenerationHost(MODULE, { maxBatchSize: 1, intraOpNumThreads: 1 });
   try {
     const ac = new AbortController();
     const first = host.generate([2], { maxTokens: 200, signal: ac.signal });
@@ -94,6 +95,7 @@ test('an abort mid-stream frees the slot; a factory that throws or makes no mode
     await host.stop();
   }
 
+  // The deprecated createWorkerGenerationHost (createGenerationHost(module) now): its checks, under its own name.
   const failed = (await createWorkerGenerationHost({ module: MODULE, export: 'broken', maxBatchSize: 1 }).catch((e: unknown) => e)) as Error;
   expect(failed).toBeInstanceOf(WorkerStartError);
   expect(failed.message).toContain('the model file is missing');
@@ -115,7 +117,7 @@ test('an abort mid-stream frees the slot; a factory that throws or makes no mode
 });
 
 test("a sequence's own error crosses back as its class; a worker that dies fails the sequences in its step, and new ones start fresh on the replacement", async () => {
-  const host = await createWorkerGenerationHost({ module: MODULE, export: 'fragile', maxBatchSize: 4, intraOpNumThreads: 1 });
+  const host = await createGenerationHost(MODULE, { export: 'fragile', maxBatchSize: 4, intraOpNumThreads: 1 });
   try {
     // initialState throws in the worker for one prompt: only that sequence fails.
     const [refused, fine] = await Promise.all([host.generate([REFUSED, 3], { maxTokens: 4 }).collect().catch((e: unknown) => e), host.generate([3, 4], { maxTokens: 6 }).collect()]);

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createOnnxHost } from '../../src/onnx/create-onnx-host';
 import { createServingHost } from '../../src/onnx/serving-host';
 import { dedicatedMachineThreads, sharedMachineThreads } from '../../src/executors/worker/thread-budget';
 import { resolveWorkerOptions } from '../../src/executors/worker/options';
@@ -20,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the default 'shared' machine leaves a core to the event loop; 'dedicated' takes them all", async () => {
   const cores = availableParallelism();
-  const shared = await createServingHost(model, { maxBatchSize: 4, workers: 0 });
+  const shared = await createOnnxHost(model, { maxBatchSize: 4, workers: 0 });
   try {
     expect({ threads: shared.threads, machine: shared.machine }).toEqual({ threads: sharedMachineThreads(cores, 0), machine: 'shared' });
   } finally {
@@ -28,7 +29,7 @@ test("the default 'shared' machine leaves a core to the event loop; 'dedicated' 
   }
   const ort = await import('onnxruntime-node');
   const create = jest.spyOn(ort.InferenceSession, 'create');
-  const dedicated = await createServingHost(model, { maxBatchSize: 4, workers: 0, machine: 'dedicated' });
+  const dedicated = await createOnnxHost(model, { maxBatchSize: 4, workers: 0, machine: 'dedicated' });
   try {
     expect({ threads: dedicated.threads, machine: dedicated.machine }).toEqual({ threads: dedicatedMachineThreads(cores, 0), machine: 'dedicated' });
     const options = create.mock.calls.at(-1)![1] as { intraOpNumThreads?: number; extra?: unknown };
@@ -42,7 +43,7 @@ test("the default 'shared' machine leaves a core to the event loop; 'dedicated' 
 });
 
 test("worker threads: the preset's thread count and spinning reach every worker", async () => {
-  const host = await createServingHost(model, { maxBatchSize: 4, workers: 1, machine: 'dedicated' });
+  const host = await createOnnxHost(model, { maxBatchSize: 4, workers: 1, machine: 'dedicated' });
   try {
     expect(host.threads).toBe(dedicatedMachineThreads(availableParallelism(), 1));
     const ort = await import('onnxruntime-node');
@@ -54,9 +55,18 @@ test("worker threads: the preset's thread count and spinning reach every worker"
 });
 
 test('a machine that is neither shared nor dedicated is refused by name', async () => {
-  await expect(createServingHost(model, { maxBatchSize: 4, machine: 'fast' as never })).rejects.toThrow(
-    new TypeError("createServingHost: expected `machine` to be 'shared' or 'dedicated', got \"fast\" (string)"),
+  await expect(createOnnxHost(model, { maxBatchSize: 4, machine: 'fast' as never })).rejects.toThrow(
+    new TypeError("createOnnxHost: expected `machine` to be 'shared' or 'dedicated', got \"fast\" (string)"),
   );
+});
+
+test('createServingHost (deprecated: createOnnxHost with workers) still serves a model file in one worker, named without .onnx', async () => {
+  const host = await createServingHost(model, { maxBatchSize: 4, threads: 1 });
+  try {
+    expect({ name: host.name, executor: host.executor, workers: host.workers, modelPath: host.modelPath }).toEqual({ name: 'linear', executor: 'worker', workers: 1, modelPath: model });
+  } finally {
+    await host.stop();
+  }
 });
 
 test('a worker host without intraOpNumThreads gets (cores − 1) / workers threads per worker', () => {
@@ -76,7 +86,7 @@ describe('reload: a new model file while serving', () => {
     const ort = await import('onnxruntime-node');
     const v2 = join(dir, `v2-${workers}.onnx`);
     writeFileSync(v2, linearModel(4, 3, 2));
-    const host = await createServingHost(model, { maxBatchSize: 8, workers, threads: 1 });
+    const host = await createOnnxHost(model, { maxBatchSize: 8, workers, threads: 1 });
     try {
       const answers: Array<{ sent: number; y: Float32Array }> = [];
       const sends: Array<Promise<void>> = [];
@@ -116,7 +126,7 @@ describe('reload: a new model file while serving', () => {
     const ort = await import('onnxruntime-node');
     const mlp = join(dir, 'mlp.onnx');
     writeFileSync(mlp, mlpModel([8, 4, 2]));
-    const host = await createServingHost(model, { maxBatchSize: 4, workers: 1, threads: 1, name: 'lin' });
+    const host = await createOnnxHost(model, { maxBatchSize: 4, workers: 1, threads: 1, name: 'lin' });
     try {
       await expect(host.reload(mlp)).rejects.toThrow(
         new TypeError('lin.reload: the new model does not fit the host made for the current one (inputs were X: float32[?,4], batch axis 0; now X: float32[?,8], batch axis 0); make a new host for it'),
@@ -135,7 +145,7 @@ describe('reload: a new model file while serving', () => {
 
   test('warmup: true on the worker route runs zero batches of every default size before the host is returned', async () => {
     const sizes: number[] = [];
-    const host = await createServingHost(model, { maxBatchSize: 4, workers: 1, threads: 1, warmup: true, observer: { onBatch: (e) => void (e.reason === 'warmup' && sizes.push(e.rows)) } });
+    const host = await createOnnxHost(model, { maxBatchSize: 4, workers: 1, threads: 1, warmup: true, observer: { onBatch: (e) => void (e.reason === 'warmup' && sizes.push(e.rows)) } });
     try {
       expect(sizes).toEqual([1, 2, 4]);
       expect(host.stats.batches).toBe(0);

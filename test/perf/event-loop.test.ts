@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ModelHost } from '../../src/engine/model-host';
-import { createWorkerHost } from '../../src/api/create-worker-host';
+import { createHost } from '../../src/api/create-host';
 import { mlpModel, seeded } from '../support/onnx-models';
 
 // onnxruntime-node's session.run() blocks its thread for the whole inference. Inline, the event
@@ -75,8 +75,7 @@ test('the worker executor keeps the event loop free while a heavy model runs; in
   await inlineHost.stop();
   await session.release();
 
-  const workerHost = await createWorkerHost<Float32Array, Float32Array>({
-    module: join(__dirname, '../fixtures/workers/onnx.worker.ts'),
+  const workerHost = await createHost<Float32Array, Float32Array>(join(__dirname, '../fixtures/workers/onnx.worker.ts'), {
     intraOpNumThreads: 1,
     workerData: { modelPath },
     maxBatchSize: ROWS,

@@ -8,7 +8,7 @@ import { expectTypeOf } from 'expect-type';
 import { inject, injectable } from 'tsyringe';
 import { batching } from '../../src/api/batching';
 import { createHost, type HostedModel } from '../../src/api/create-host';
-import { asBatched, type Batched } from '../../src/api/generated-inference';
+import { asBatching, type Batching } from '../../src/api/generated-inference';
 import { OnnxSession } from '../../src/api/tokens';
 import type { Batcher } from '../../src/core/batcher';
 
@@ -85,8 +85,8 @@ export async function createHostTypes(): Promise<void> {
 }
 
 export function instanceTypes(): void {
-  const model = asBatched(new Classifier({} as Session));
-  expectTypeOf(model).toEqualTypeOf<Batched<Classifier>>();
+  const model = asBatching(new Classifier({} as Session));
+  expectTypeOf(model).toEqualTypeOf<Batching<Classifier>>();
   expectTypeOf(model.inference('x')).toEqualTypeOf<Promise<number>>();
   expectTypeOf(model.inference('x', { timeoutMs: 50, priority: 1 })).toEqualTypeOf<Promise<number>>();
   expectTypeOf(model.helper()).toEqualTypeOf<string>(); // the class's own members stay
@@ -103,12 +103,12 @@ export function instanceTypes(): void {
     }
   }
   // without predictBatch the default method is unknown to the type system: name it
-  expectTypeOf(asBatched(new OnlyEmbed()).inference).parameter(0).toBeUnknown();
-  const embedder = asBatched<OnlyEmbed, 'embedBatch'>(new OnlyEmbed());
+  expectTypeOf(asBatching(new OnlyEmbed()).inference).parameter(0).toBeUnknown();
+  const embedder = asBatching<OnlyEmbed, 'embedBatch'>(new OnlyEmbed());
   expectTypeOf(embedder.inference('x')).toEqualTypeOf<Promise<Float32Array>>();
   // @ts-expect-error -- the input is a string
   void embedder.inference(1);
-  expectTypeOf(asBatched(new Concat()).inference(tensor)).toEqualTypeOf<Promise<Tensor>>();
+  expectTypeOf(asBatching(new Concat()).inference(tensor)).toEqualTypeOf<Promise<Tensor>>();
   // @ts-expect-error -- the plain class has no inference()
   void new Concat().inference(tensor);
 }

@@ -4,16 +4,15 @@
  */
 import 'reflect-metadata';
 import { expectTypeOf } from 'expect-type';
+import { asGenerating, type GenerationStats } from '../../src/api/generate';
 import {
-  asGenerating,
   createGenerationHost,
   DecoderBatcher,
   generating,
   GenerationHost,
-  GenerativeProxy,
+  GenerationProxy,
   type TokenStream,
   type DecoderState,
-  type GenerationStats,
   type StepInput,
   type StepOutput,
   type TensorLike,
@@ -30,7 +29,7 @@ test('generate() returns a TokenStream of token ids in every style; the step and
   void host.generate(['a']);
   for await (const t of host.generate([1], { maxTokens: 1 })) expectTypeOf(t).toEqualTypeOf<number>();
 
-  class Counter extends GenerativeProxy<number> {
+  class Counter extends GenerationProxy<number> {
     constructor() {
       super({ maxBatchSize: 2 });
     }

@@ -27,12 +27,12 @@ export class WorkerCrashedError extends MicrobatchError {
 /**
  * A worker could not get ready: the module was not found, it has no such export, the export is
  * not a factory or batch object, the factory threw, or the worker exited while starting. `start()`
- * (and so `ModelHost.start()`, `createWorkerHost`) rejects with it; `cause` is the worker's own
+ * (and so `ModelHost.start()`, `createHost(module)`) rejects with it; `cause` is the worker's own
  * error, re-created on this thread with its name, message and stack.
  *
  * @example
  * ```ts
- * await createWorkerHost({ module: '/no/such/file.js', maxBatchSize: 8 })
+ * await createHost('/no/such/file.js', { maxBatchSize: 8 })
  *   .catch((e) => { if (e instanceof WorkerStartError) console.error(e.message, e.cause); });
  * ```
  */

@@ -35,7 +35,7 @@ export interface WorkerExecutorOptions<Data = unknown> {
   export?: string;
   /**
    * Worker threads, each with its own copy of the model; up to this many batches run at once. Give
-   * the host the same `maxConcurrentBatches` ({@link createWorkerHost} does).
+   * the host the same `maxConcurrentBatches` (`createHost(module, { workers })` does).
    * @default 1
    */
   workers?: number;

@@ -87,7 +87,7 @@ interface Connection {
  *
  * @example
  * ```ts
- * const host = await createWorkerHost({ module: require.resolve('./model.worker'), maxBatchSize: 32 });
+ * const host = await createHost(require.resolve('./model.worker'), { maxBatchSize: 32 });
  * const server = await serveHost(host, { path: '/tmp/model.sock' });
  * // in each client process: const model = await connectHost('/tmp/model.sock');
  * ```

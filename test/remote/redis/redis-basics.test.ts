@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 import { AbortError, DeadlineExceededError, DeliveryLimitError, HostStoppedError, ModelHost } from '../../../src';
-import { connectRedisHost, serveHostOnRedis, type RedisHostClient } from '../../../src/remote/redis';
+import { connectHost, serveHost, type RedisHostClient } from '../../../src/remote/redis';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { ControlledModel, settle } from '../../support/controlled-model';
 import { waitFor } from '../../support/wait-for';
@@ -29,9 +29,9 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       },
       { maxBatchSize: 16 },
     );
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
-    const a = await connectRedisHost<Float32Array, Float32Array>({ url: redis.url, model: name });
-    const b = await connectRedisHost<Float32Array, Float32Array>({ url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
+    const a = await connectHost<Float32Array, Float32Array>({ url: redis.url, model: name });
+    const b = await connectHost<Float32Array, Float32Array>({ url: redis.url, model: name });
     try {
       const inputs = Array.from({ length: 24 }, (_, i) => Float32Array.from([i, -i]));
       const results = await Promise.all(inputs.map((x, i) => (i % 2 === 0 ? a : b).inference(x)));
@@ -60,12 +60,12 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
 
   test('requests sent before any replica exists wait in Redis and are served when one starts', async () => {
     const name = nextModel();
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     const answers = Promise.all([1, 2, 3].map((x) => front.inference(x)));
     await waitFor(() => front.stats.sent === 3, 10_000, 'three requests sent');
     expect(front.ready).toBe(false);
     const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => x + 100), { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
     await expect(answers).resolves.toEqual([101, 102, 103]);
     await waitFor(() => front.ready, 10_000, 'the front end sees the replica');
     await front.close();
@@ -82,8 +82,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       },
       { maxBatchSize: 8 },
     );
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     try {
       const [ok, bad] = await Promise.allSettled([front.inference(1), front.inference(-1)]);
       expect(ok).toEqual({ status: 'fulfilled', value: 1 });
@@ -104,8 +104,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const name = nextModel();
     const m = new ControlledModel<number, number>();
     const host = new ModelHost(m.fn, { maxBatchSize: 4 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name, blockMs: 50 });
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name, blockMs: 50 });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     try {
       const first = front.inference(1);
       await waitFor(() => m.calls.length === 1, 10_000, 'the first batch runs');
@@ -132,7 +132,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
 
   test('timeoutMs and abort answer the caller at once and take the entry back; a replica never runs an expired entry', async () => {
     const name = nextModel();
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name, timeoutMs: 100 });
+    const front = await connectHost<number, number>({ url: redis.url, model: name, timeoutMs: 100 });
     const ac = new AbortController();
     const timedOut = front.inference(1).catch((e: unknown) => e) as Promise<Error>;
     const aborted = front.inference(2, { signal: ac.signal }).catch((e: unknown) => e) as Promise<Error>;
@@ -148,7 +148,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     // Entries of callers that gave up are deleted; a replica that starts now runs none of them.
     const ran: number[] = [];
     const host = new ModelHost(async (xs: readonly number[]) => (ran.push(...xs), xs), { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
     await expect(front.inference(4)).resolves.toBe(4);
     expect(ran).toEqual([4]);
     await front.close();
@@ -160,7 +160,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const name = nextModel();
     const raw = createClient({ url: redis.url });
     await raw.connect();
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     try {
       // An entry added with a 1 ms limit, whose front end never deleted it (it died, say).
       const { encodeRequest } = await import('../../../src/remote/redis/entry');
@@ -171,7 +171,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
       const ran: number[] = [];
       const host = new ModelHost(async (xs: readonly number[]) => (ran.push(...xs), xs), { maxBatchSize: 8 });
-      const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
+      const replica = await serveHost(host, { url: redis.url, model: name });
       await expect(front.inference(5)).resolves.toBe(5);
       await waitFor(() => replica.stats.expired === 1, 10_000, 'the expired entry is skipped');
       expect(ran).toEqual([5]);
@@ -188,8 +188,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
   test('close(): waits for requests in flight, then refuses new ones with HostStoppedError', async () => {
     const name = nextModel();
     const host = new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     const inFlight = front.inference(9);
     const closed = front.close();
     await expect(inFlight).resolves.toBe(9);
@@ -206,8 +206,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const raw = createClient({ url: redis.url });
     await raw.connect();
     const host = new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name });
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const replica = await serveHost(host, { url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     try {
       const stream = `mb:{${name}}:req`;
       await raw.sendCommand(['XADD', stream, '*', 'hello', 'world']);
@@ -231,7 +231,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const name = nextModel();
     const raw = createClient({ url: redis.url });
     await raw.connect();
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: name });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
     const stream = `mb:{${name}}:req`;
     try {
       const answer = front.inference(66);
@@ -244,7 +244,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await new Promise((r) => setTimeout(r, 30));
       const ran: number[] = [];
       const host = new ModelHost(async (xs: readonly number[]) => (ran.push(...xs), xs), { maxBatchSize: 8 });
-      const replica = await serveHostOnRedis(host, { url: redis.url, model: name, claimIdleMs: 20, maxDeliveries: 2 });
+      const replica = await serveHost(host, { url: redis.url, model: name, claimIdleMs: 20, maxDeliveries: 2 });
       const error = (await answer.catch((e: unknown) => e)) as DeliveryLimitError;
       expect(error).toBeInstanceOf(DeliveryLimitError);
       expect(error.deliveries).toBe(2);
@@ -263,8 +263,8 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     const name = nextModel();
     const m = new ControlledModel<number, number>();
     const host = new ModelHost(m.fn, { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: name, blockMs: 100 });
-    const front: RedisHostClient<number, number> = await connectRedisHost<number, number>({ url: redis.url, model: name, timeoutMs: 60_000 });
+    const replica = await serveHost(host, { url: redis.url, model: name, blockMs: 100 });
+    const front: RedisHostClient<number, number> = await connectHost<number, number>({ url: redis.url, model: name, timeoutMs: 60_000 });
     try {
       const inFlight = front.inference(1).catch((e: unknown) => e) as Promise<Error>;
       await waitFor(() => m.calls.length === 1, 10_000, 'the batch runs');
@@ -298,13 +298,13 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     try {
       const url = `redis://default:pa55word@127.0.0.1:${secured.port}`;
       const host = new ModelHost(async (xs: readonly number[]) => xs.map((x) => -x), { maxBatchSize: 4 });
-      const replica = await serveHostOnRedis(host, { url, model: 'auth' });
-      const front = await connectRedisHost<number, number>({ url, model: 'auth' });
+      const replica = await serveHost(host, { url, model: 'auth' });
+      const front = await connectHost<number, number>({ url, model: 'auth' });
       await expect(front.inference(5)).resolves.toBe(-5);
       await front.close();
       await replica.close();
       await host.stop();
-      const wrong = (await connectRedisHost({ url: `redis://default:wrong-pa55@127.0.0.1:${secured.port}`, model: 'auth', connectTimeoutMs: 30_000 }).catch((e: unknown) => e)) as Error;
+      const wrong = (await connectHost({ url: `redis://default:wrong-pa55@127.0.0.1:${secured.port}`, model: 'auth', connectTimeoutMs: 30_000 }).catch((e: unknown) => e)) as Error;
       expect(wrong.message).toMatch(/^connectRedisHost: could not connect to redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+: WRONGPASS/); // at once, not after connectTimeoutMs
       expect(`${wrong.message} ${String(wrong.stack)}`).not.toContain('wrong-pa55');
     } finally {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { connectRedisHost } from '../../../src/remote/redis';
+import { connectHost } from '../../../src/remote/redis';
 import { linearModel, linearReference } from '../../support/onnx-models';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { waitFor } from '../../support/wait-for';
@@ -47,7 +47,7 @@ describeWithRedis('microbatch serve --redis', () => {
         'the replica line',
       );
       expect(run.output().stderr).toMatch(/^microbatch: replica \S+ of "lin" on redis:\/\/127\.0\.0\.1:\d+: front ends reach it with connectRedisHost\(\{ url, model: "lin" \}\)$/m);
-      const front = await connectRedisHost<{ X: { type: string; data: Float32Array; dims: number[] } }, { Y: { data: Float32Array } }>({ url: redis.url, model: 'lin', timeoutMs: 10_000 });
+      const front = await connectHost<{ X: { type: string; data: Float32Array; dims: number[] } }, { Y: { data: Float32Array } }>({ url: redis.url, model: 'lin', timeoutMs: 10_000 });
       const x = Float32Array.from([1, 2, 3, 4]);
       const y = await front.inference({ X: { type: 'float32', data: x, dims: [1, 4] } });
       linearReference(x).forEach((v, j) => expect(y.Y.data[j]).toBeCloseTo(v, 5));

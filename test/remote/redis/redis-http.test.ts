@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ModelHost } from '../../../src';
 import { createInferenceServer } from '../../../src/http';
 import { createOnnxHost, type OnnxFeeds, type OnnxResults } from '../../../src/onnx';
-import { connectRedisHost, serveHostOnRedis } from '../../../src/remote/redis';
+import { connectHost, serveHost } from '../../../src/remote/redis';
 import { call, jsonInputs, modelFiles } from '../../http/helpers';
 import { linearReference } from '../../support/onnx-models';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
@@ -26,7 +26,7 @@ describeWithRedis('microbatch/redis end to end', () => {
 
   test('createInferenceServer serves a connectRedisHost front end; the replica publishes the model description', async () => {
     const files = modelFiles();
-    const front = await connectRedisHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'linear', claimIdleMs: 300 });
+    const front = await connectHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'linear', claimIdleMs: 300 });
     const server = createInferenceServer({ models: { linear: front } });
     const { port } = await server.listen(0, '127.0.0.1');
     // No replica yet: the readiness routes send traffic elsewhere.
@@ -34,7 +34,7 @@ describeWithRedis('microbatch/redis end to end', () => {
     const notReady = await call(port, 'GET', '/v2/models/linear/ready');
     expect({ status: notReady.status, body: notReady.json() }).toEqual({ status: 503, body: { name: 'linear', ready: false } });
     const host = await createOnnxHost(files.linear, { maxBatchSize: 8 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'linear' });
+    const replica = await serveHost(host, { url: redis.url, model: 'linear' });
     await waitFor(() => front.ready, 10_000, 'the front end sees the replica');
     expect(front.ready).toBe(true);
     expect(front.model.inputs).toEqual(host.model.inputs);
@@ -63,11 +63,11 @@ describeWithRedis('microbatch/redis end to end', () => {
   test('Prometheus: queue depth, lag and the counters of both sides, as microbatch_redis_*', async () => {
     const m = new ControlledModel<number, number>();
     const host = new ModelHost(m.fn, { maxBatchSize: 2 });
-    const front = await connectRedisHost<number, number>({ url: redis.url, model: 'metered', claimIdleMs: 300 });
+    const front = await connectHost<number, number>({ url: redis.url, model: 'metered', claimIdleMs: 300 });
     // Five requests wait in Redis before the replica starts; it pulls one batch of two and holds it.
     const calls = [1, 2, 3, 4, 5].map((x) => front.inference(x));
     await waitFor(() => front.stats.sent >= 5, 10_000, 'five requests sent');
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'metered', blockMs: 100 });
+    const replica = await serveHost(host, { url: redis.url, model: 'metered', blockMs: 100 });
     const registry = new Registry();
     const metrics = prometheusRedisMetrics({ registry });
     metrics.watch(replica, { model: 'metered', role: 'replica' });
@@ -100,8 +100,8 @@ describeWithRedis('microbatch/redis end to end', () => {
   test('batches mix requests from front ends in two other processes', async () => {
     const m = new ControlledModel<{ from: string; i: number }, string>();
     const host = new ModelHost(m.fn, { maxBatchSize: 32 });
-    const replica = await serveHostOnRedis(host, { url: redis.url, model: 'mixed', blockMs: 100 });
-    const front = await connectRedisHost<{ from: string; i: number }, string>({ url: redis.url, model: 'mixed' });
+    const replica = await serveHost(host, { url: redis.url, model: 'mixed', blockMs: 100 });
+    const front = await connectHost<{ from: string; i: number }, string>({ url: redis.url, model: 'mixed' });
     try {
       // Hold the model with a first request, so that the others accumulate in Redis meanwhile.
       const first = front.inference({ from: 'here', i: 0 });
@@ -128,9 +128,9 @@ describeWithRedis('microbatch/redis end to end', () => {
 /** A front end in another process that sends `n` requests at once and prints the answers. */
 function runFrontEnd(name: string, n: number): Promise<string> {
   const program = `
-    const { connectRedisHost } = require(${JSON.stringify(join(__dirname, '../../../src/remote/redis'))});
+    const { connectHost } = require(${JSON.stringify(join(__dirname, '../../../src/remote/redis'))});
     (async () => {
-      const front = await connectRedisHost({ url: ${JSON.stringify(redis.url)}, model: 'mixed' });
+      const front = await connectHost({ url: ${JSON.stringify(redis.url)}, model: 'mixed' });
       const out = await Promise.all(Array.from({ length: ${n} }, (_, i) => front.inference({ from: ${JSON.stringify(name)}, i })));
       await front.close();
       process.stdout.write(JSON.stringify(out));

@@ -1,13 +1,18 @@
 // Misuse of microbatch/redis: every bad option is refused before anything connects, with a message
 // that says what was expected and what came; credentials never appear in an error.
 import { ModelHost } from '../../../src';
-import { connectRedisHost, serveHostOnRedis } from '../../../src/remote/redis';
+import { connectHost, connectRedisHost, serveHost, serveHostOnRedis } from '../../../src/remote/redis';
 import { redactUrl } from '../../../src/remote/redis/connection';
 import { decodeRequest, encodeRequest } from '../../../src/remote/redis/entry';
 
 const host = new ModelHost(async (xs: readonly number[]) => xs, { maxBatchSize: 4 });
 afterAll(() => host.stop());
 const url = 'redis://127.0.0.1:1';
+
+test('serveHostOnRedis and connectRedisHost (deprecated: serveHost, connectHost) are the same functions', () => {
+  expect(serveHostOnRedis).toBe(serveHost);
+  expect(connectRedisHost).toBe(connectHost);
+});
 
 test.each([
   [{ url: 'http://x', model: 'm' }, new TypeError('connectRedisHost: expected `url` to be a redis:// or rediss:// URL (credentials and TLS go in the URL), got "http://x"')],
@@ -21,8 +26,8 @@ test.each([
   [{ url, model: 'm', tensor: 'Tensor' }, new TypeError('connectRedisHost: expected `tensor` to be a function (type, data, dims) => tensor, got "Tensor" (string)')],
   [{ url, model: 'm', timeout: 5 }, new TypeError('connectRedisHost: unknown option `timeout`; the known options are `url`, `model`, `group`, `claimIdleMs`, `connectTimeoutMs`, `maxEntryBytes`, `tensor`, `timeoutMs`')],
 ])('connectRedisHost(%p) is refused', async (options, error) => {
-  await expect(connectRedisHost(options as never)).rejects.toThrow(error);
-  await expect(connectRedisHost(options as never)).rejects.toBeInstanceOf(error.constructor);
+  await expect(connectHost(options as never)).rejects.toThrow(error);
+  await expect(connectHost(options as never)).rejects.toBeInstanceOf(error.constructor);
 });
 
 test.each([
@@ -31,18 +36,18 @@ test.each([
   [{ url, model: 'm', blockMs: -1 }, new RangeError('serveHostOnRedis: expected `blockMs` to be a number of milliseconds > 0 (or Infinity), got -1 (number)')],
   [{ url, model: 'm', claim: 1 }, new TypeError('serveHostOnRedis: unknown option `claim`; the known options are `url`, `model`, `group`, `claimIdleMs`, `connectTimeoutMs`, `maxEntryBytes`, `tensor`, `consumer`, `maxDeliveries`, `blockMs`, `replyTtlMs`')],
 ])('serveHostOnRedis(host, %p) is refused', async (options, error) => {
-  await expect(serveHostOnRedis(host, options as never)).rejects.toThrow(error);
+  await expect(serveHost(host, options as never)).rejects.toThrow(error);
 });
 
 test('serveHostOnRedis needs a host with inference(), stats and options', async () => {
-  await expect(serveHostOnRedis({ inference: async () => 1 } as never, { url, model: 'm' })).rejects.toThrow(
+  await expect(serveHost({ inference: async () => 1 } as never, { url, model: 'm' })).rejects.toThrow(
     new TypeError('serveHostOnRedis: expected a host with inference(), stats and options, such as a ModelHost; got object'),
   );
-  await expect(serveHostOnRedis(null as never, { url, model: 'm' })).rejects.toThrow(/got null$/);
+  await expect(serveHost(null as never, { url, model: 'm' })).rejects.toThrow(/got null$/);
 });
 
 test('a Redis that cannot be reached rejects after connectTimeoutMs, naming the URL without its password', async () => {
-  const error = (await connectRedisHost({ url: 'redis://app:s3cret@127.0.0.1:1', model: 'm', connectTimeoutMs: 200 }).catch((e: unknown) => e)) as Error;
+  const error = (await connectHost({ url: 'redis://app:s3cret@127.0.0.1:1', model: 'm', connectTimeoutMs: 200 }).catch((e: unknown) => e)) as Error;
   expect(error.message).toMatch(/^connectRedisHost: could not connect to redis:\/\/app:\*\*\*@127\.0\.0\.1:1: no connection within 200 ms/);
   expect(error.message).not.toContain('s3cret');
   expect(String(error.stack)).not.toContain('s3cret');

@@ -2,7 +2,7 @@
 // a replica is killed, stalled, or fed a poison input. Every caller must get exactly one answer.
 import { createClient } from 'redis';
 import { DeliveryLimitError } from '../../../src';
-import { connectRedisHost, type RedisHostClient } from '../../../src/remote/redis';
+import { connectHost, type RedisHostClient } from '../../../src/remote/redis';
 import { startReplica, type ChildReplica } from '../../support/child-replica';
 import { describeWithRedis, startRedis, type RedisServer } from '../../support/redis-server';
 import { waitFor } from '../../support/wait-for';
@@ -42,7 +42,7 @@ describeWithRedis('replicas in child processes', () => {
   });
   beforeEach(async () => {
     model++;
-    front = await connectRedisHost<Item, Answer>({ url: redis.url, model: `r${model}` });
+    front = await connectHost<Item, Answer>({ url: redis.url, model: `r${model}` });
   });
   afterEach(async () => {
     await front?.close();
