@@ -122,3 +122,138 @@ export const serveHost: typeof serveSocketHost = serveSocketHost;
  * ```
  */
 export const connectHost: typeof connectSocketHost = connectSocketHost;
+
+// Moved to the subpath of their concern; kept here one release so that existing imports keep
+// working (each specifier is @deprecated, so editors strike it through and name the subpath).
+export {
+  /** @deprecated Import from `microbatch/policy`. */
+  type AdaptivePolicyOptions,
+  /** @deprecated Import from `microbatch/policy`. */
+  type AdaptiveStats,
+  /** @deprecated Import from `microbatch/policy`. */
+  type BatchOutcome,
+  /** @deprecated Import from `microbatch/policy`. */
+  type LatencyModelOptions,
+  /** @deprecated Import from `microbatch/policy`. */
+  type LatencyModelState,
+  /** @deprecated Import from `microbatch/policy`. */
+  type LatencyModelView,
+  /** @deprecated Import from `microbatch/policy`. */
+  type QueuedRequestInfo,
+  /** @deprecated Import from `microbatch/policy`. */
+  type ReleaseDecision,
+  /** @deprecated Import from `microbatch/policy`. */
+  type ReleaseReason,
+  /** @deprecated Import from `microbatch/policy`. */
+  type SizeEstimate,
+} from './core/policies';
+export {
+  /** @deprecated Import from `microbatch/batchers`. */
+  type BucketBatcherOptions,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type ConcatBatcherOptions,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type ConcatContext,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type DictBatcherOptions,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type DictContext,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type KeyAxis,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type ListBatcherOptions,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type PadBatcherOptions,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type PadContext,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type PadInput,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type PadValue,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type Shape,
+  /** @deprecated Import from `microbatch/batchers`. */
+  TENSOR_TYPES,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TensorData,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TensorFactory,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TensorInput,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TensorRecord,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TensorType,
+  /** @deprecated Import from `microbatch/batchers`. */
+  type TypedArray,
+  /** @deprecated Import from `microbatch/batchers`. */
+  isTensorLike,
+  /** @deprecated Import from `microbatch/batchers`. */
+  isTensorType,
+} from './batchers';
+export {
+  /** @deprecated Import from `microbatch/socket`. */
+  type ConnectHostOptions,
+  /** @deprecated Import from `microbatch/socket`. */
+  type InferenceTarget,
+  /** @deprecated Import from `microbatch/socket`. */
+  type ServeHostOptions,
+  /** @deprecated Import from `microbatch/socket`. */
+  SocketHostClient,
+  /** @deprecated Import from `microbatch/socket`. */
+  type SocketHostServer,
+} from './remote/socket';
+export {
+  /** @deprecated Import from `microbatch/generate`. */
+  type CreateGenerationHostOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  type DecoderBatcherOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  type DecoderContext,
+  /** @deprecated Import from `microbatch/generate`. */
+  type FinishReason,
+  /** @deprecated Import from `microbatch/generate`. */
+  type GenerateOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  type Generating,
+  /** @deprecated Import from `microbatch/generate`. */
+  type GeneratingOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  type GenerationObserver,
+  /** @deprecated Import from `microbatch/generate`. */
+  type GenerationOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  type GenerationStats,
+  /** @deprecated Import from `microbatch/generate`. */
+  type PrefillInput,
+  /** @deprecated Import from `microbatch/generate`. */
+  type SequenceEvent,
+  /** @deprecated Import from `microbatch/generate`. */
+  type SequenceOutcome,
+  /** @deprecated Import from `microbatch/generate`. */
+  type StateOf,
+  /** @deprecated Import from `microbatch/generate`. */
+  type StepEvent,
+  /** @deprecated Import from `microbatch/generate`. */
+  type WorkerGenerationHost,
+  /** @deprecated Import from `microbatch/generate`. */
+  type WorkerGenerationOptions,
+  /** @deprecated Import from `microbatch/generate`. */
+  asGenerating,
+} from './api/generate';
+export {
+  /** @deprecated Import from `microbatch/generate`. */
+  type GenerativeProxyOptions,
+} from './api/generative-proxy';
+export {
+  /** @deprecated Import from `microbatch/worker`. */
+  type WorkerBatchObject,
+  /** @deprecated Import from `microbatch/worker`. */
+  type WorkerExecutorOptions,
+  /** @deprecated Import from `microbatch/worker`. */
+  type WorkerExecutorStats,
+  /** @deprecated Import from `microbatch/worker`. */
+  type WorkerFactory,
+  /** @deprecated Import from `microbatch/worker`. */
+  type WorkerHostOptions,
+} from './api/worker';
