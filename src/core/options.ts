@@ -49,22 +49,50 @@ export function resolveTunable(where: string, options: Partial<TunableOptions>, 
   };
 }
 
-/** Options that {@link resolveOptions} made, so the host built from them does not check them again. */
-const resolved = new WeakSet<ResolvedOptions>();
+/**
+ * Options that {@link resolveOptions} made (so the host built from them does not check them again),
+ * each with what the caller gave, which {@link deriveOptions} lays over an entry point's defaults.
+ */
+const resolved = new WeakMap<ResolvedOptions, Readonly<Record<string, unknown>>>();
 
-/** True for options made by {@link resolveOptions} (or {@link refineOptions}). @internal */
+/** True for options made by {@link resolveOptions} (or {@link deriveOptions}, {@link refineOptions}). @internal */
 export function isResolved(options: unknown): options is ResolvedOptions {
   return typeof options === 'object' && options !== null && resolved.has(options as ResolvedOptions);
 }
 
 /**
  * Resolved options with values an entry point computed itself (a default name, its own batcher, a
- * concurrency that follows its pool): trusted, so not checked again. @internal
+ * concurrency that follows its pool): trusted, so not checked again. Prefer {@link deriveOptions},
+ * which checks them and lets the caller's own values win. @internal
  */
 export function refineOptions(options: ResolvedOptions, patch: Partial<ResolvedOptions>): ResolvedOptions {
   const out = { ...options, ...patch };
-  resolved.add(out);
+  resolved.set(out, resolved.get(options) ?? {});
   return out;
+}
+
+/**
+ * Options from {@link resolveOptions} completed with what an entry point works out itself, checked
+ * like a caller's: `defaults` (the worker count as `maxConcurrentBatches`, a name from the model
+ * file, a batcher built from the model, generated warm-up samples) apply where the caller gave
+ * none; `overrides` (`batchTimeoutMs: Infinity` where the worker pool keeps the batch timeout)
+ * apply always. Precedence, lowest first: the table of defaults, `defaults`, what the caller gave,
+ * `overrides`. The checks run again over the whole (once per host built, never per request), so
+ * use the options this returns, not those passed in (an `'adaptive'` policy is made afresh; what
+ * {@link refineOptions} patched in is not kept).
+ * @internal
+ */
+export function deriveOptions(
+  where: string,
+  options: ResolvedOptions,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any host's options: the entry point knows its types
+  defaults: Partial<HostOptions<any, any, any, any>>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  overrides: Partial<HostOptions<any, any, any, any>> = {},
+): ResolvedOptions {
+  const given = resolved.get(options);
+  if (given === undefined) throw new TypeError(`${where}: deriveOptions takes the options that resolveOptions returned`);
+  return resolveOptions(where, { ...stripUndefined(defaults), ...given, ...stripUndefined(overrides) });
 }
 
 /**
@@ -125,7 +153,7 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     observer: o.observer,
     clock,
   };
-  resolved.add(out);
+  resolved.set(out, stripUndefined(o) as Record<string, unknown>);
   return out;
 }
 
