@@ -1,4 +1,5 @@
-import { checkMs, fail, optionKeys, rejectUnknownKeys } from '../core/options';
+// From option-checks.ts itself, not core/options' re-export: this runs on every call given options.
+import { checkMs, fail, optionKeys, rejectUnknownKeys } from '../core/option-checks';
 import type { RequestOptions } from '../core/options';
 
 const REQUEST_KEYS = optionKeys<RequestOptions>({ signal: true, timeoutMs: true, priority: true });

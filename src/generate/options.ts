@@ -2,7 +2,7 @@ import type { Batcher } from '../core/batcher';
 import type { Clock } from '../core/clock';
 import { describe, toError } from '../core/describe';
 import { GENERATION_DEFAULTS } from '../core/defaults';
-import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../core/options';
+import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../core/option-checks';
 import { checkRequestOptions } from '../engine/request-options';
 import type { GenerationObserver } from './events';
 
