@@ -9,6 +9,12 @@ import { numberFlag, onePositional, parse, UsageError, type Options } from './ar
 import { recommend, type BatchTiming } from './recommend';
 import type { Io } from './io';
 
+/** The defaults of `bench`'s flags, which the help states and the parsing applies. @internal */
+export const BENCH_DEFAULTS = {
+  'max-batch-size': 64,
+  seconds: 10,
+} as const;
+
 /** `microbatch bench --help`. */
 export const BENCH_HELP = `Usage: microbatch bench <model.onnx> [options]
 
@@ -21,8 +27,8 @@ Inputs are synthetic (random floats, zero integers); the model runs on this thre
 microbatch, so the numbers are the model's own.
 
 Options:
-  --max-batch-size N    largest batch size to try                        (default 64)
-  --seconds S           time budget for all the measurements             (default 10)
+  --max-batch-size N    largest batch size to try                        (default ${BENCH_DEFAULTS['max-batch-size']})
+  --seconds S           time budget for all the measurements             (default ${BENCH_DEFAULTS.seconds})
   --threads N           onnxruntime intra-op threads                     (default: all cores)
   --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat;
                         required for each one (bench refuses to guess)
@@ -125,8 +131,8 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
     return 0;
   }
   const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file)');
-  const maxBatch = numberFlag(cmd, values, 'max-batch-size', { min: 1, max: 65536, integer: true }) ?? 64;
-  const seconds = numberFlag(cmd, values, 'seconds', { min: 0.1, max: 3600 }) ?? 10;
+  const maxBatch = numberFlag(cmd, values, 'max-batch-size', { min: 1, max: 65536, integer: true }) ?? BENCH_DEFAULTS['max-batch-size'];
+  const seconds = numberFlag(cmd, values, 'seconds', { min: 0.1, max: 3600 }) ?? BENCH_DEFAULTS.seconds;
   const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
   const dims = parseDims(cmd, values.dim);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);

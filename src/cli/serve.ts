@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import type { HostObserver } from '../core/observer';
 import { availableParallelism } from 'node:os';
 import type { LogLevel, LogOptions, MetricsSource } from '../http';
+import { HOST_DEFAULTS, SERVING_DEFAULTS } from '../core/defaults';
+import { DEFAULT_LIMITS } from '../serving';
 import type * as PromAdapter from '../observe/prometheus';
 import type * as PromClient from 'prom-client';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
@@ -10,6 +12,29 @@ import type { Io } from './io';
 import type { ServingHost } from '../onnx';
 import type { RedisReplica } from '../remote/redis';
 import { watchModelFile } from './watch-model';
+
+/**
+ * The defaults of `serve`'s flags, which the help states and the parsing applies. A model option's
+ * comes from the library's table: its own default where a server agrees with it, and
+ * `SERVING_DEFAULTS` where serving deliberately differs (that object says why). `claim-idle-ms` is
+ * shown only: the replica applies its own default (`RedisOptions.claimIdleMs`) when the flag is
+ * absent, and a test holds the two equal. @internal
+ */
+export const SERVE_DEFAULTS = {
+  port: 8080,
+  host: '127.0.0.1',
+  'max-batch-size': SERVING_DEFAULTS.maxBatchSize,
+  'max-delay-ms': HOST_DEFAULTS.maxDelayMs,
+  'max-queue-size': SERVING_DEFAULTS.maxQueueSize,
+  'timeout-ms': SERVING_DEFAULTS.timeoutMs,
+  'max-body-bytes': DEFAULT_LIMITS.maxBodyBytes,
+  workers: 1,
+  machine: 'shared',
+  'log-level': 'info',
+  'log-format': 'text',
+  'claim-idle-ms': 30_000,
+} as const;
+const D = SERVE_DEFAULTS;
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
@@ -20,26 +45,26 @@ POST /v2/models/NAME/infer; GET /v2/models/NAME, /v2, /v2/health/live, /v2/healt
 SIGTERM or SIGINT drains and exits 0.
 
 Options:
-  --port N              port to listen on; 0 picks a free one            (default 8080)
-  --host ADDR           interface to bind; 0.0.0.0 exposes it            (default 127.0.0.1)
+  --port N              port to listen on; 0 picks a free one            (default ${D.port})
+  --host ADDR           interface to bind; 0.0.0.0 exposes it            (default ${D.host})
   --name NAME           model name in URLs                               (default: file name without .onnx)
-  --max-batch-size N    most rows in one model call                      (default 32)
-  --max-delay-ms MS     wait for a fuller batch when the model is free   (default 0)
-  --max-queue-size N    waiting requests before 503 + Retry-After        (default 1024)
-  --timeout-ms MS       default per-request time limit (504 past it)     (default 30000)
-  --max-body-bytes N    largest request body (413 past it)               (default 16777216)
-  --workers N           worker threads running the model; 0: inline     (default 1)
+  --max-batch-size N    most rows in one model call                      (default ${D['max-batch-size']})
+  --max-delay-ms MS     wait for a fuller batch when the model is free   (default ${D['max-delay-ms']})
+  --max-queue-size N    waiting requests before 503 + Retry-After        (default ${D['max-queue-size']})
+  --timeout-ms MS       default per-request time limit (504 past it)     (default ${D['timeout-ms']})
+  --max-body-bytes N    largest request body (413 past it)               (default ${D['max-body-bytes']})
+  --workers N           worker threads running the model; 0: inline     (default ${D.workers})
   --threads N           onnxruntime threads per worker         (default: (cores - 1) / workers, >= 1)
   --machine KIND        shared: leave the event loop a core, no spin-waiting; dedicated:
                         every core to the model, pool threads spin between runs (faster on
-                        an otherwise idle machine, much slower under contention)  (default shared)
+                        an otherwise idle machine, much slower under contention)  (default ${D.machine})
   --log-level LEVEL     debug, info, warn, error or silent; refusals are
-                        summarised per 5 s, not logged one by one        (default info)
-  --log-format FORMAT   text, or json (one object per line)              (default text)
+                        summarised per 5 s, not logged one by one        (default ${D['log-level']})
+  --log-format FORMAT   text, or json (one object per line)              (default ${D['log-format']})
   --redis URL           also be a replica of the model on Redis: pull requests that front
                         ends (connectRedisHost) send, as docs/scale-out.md describes
   --claim-idle-ms MS    with --redis: take over requests a dead replica held
-                        after this long                                  (default 30000)
+                        after this long                                  (default ${D['claim-idle-ms']})
   --watch               reload the model when its file changes: the new version loads
                         beside the serving one, which answers until it is ready; a file
                         that fails to load is logged and the old version keeps serving
@@ -94,9 +119,9 @@ function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: 
 
 /** `--log-level` and `--log-format` as the server's `log` option, or a {@link UsageError}. */
 function logOptions(cmd: string, values: Record<string, unknown>, io: Io, levels: readonly LogLevel[]): LogOptions {
-  const level = values['log-level'] ?? 'info';
+  const level = values['log-level'] ?? D['log-level'];
   if (!levels.includes(level as LogLevel)) throw new UsageError(`${cmd}: --log-level must be one of ${levels.join(', ')}, got ${JSON.stringify(level)}`);
-  const format = values['log-format'] ?? 'text';
+  const format = values['log-format'] ?? D['log-format'];
   if (format !== 'text' && format !== 'json') throw new UsageError(`${cmd}: --log-format must be text or json, got ${JSON.stringify(format)}`);
   return { level: level as LogLevel, format, write: (line) => io.err(line) };
 }
@@ -110,19 +135,19 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     return 0;
   }
   const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file)');
-  const port = numberFlag(cmd, values, 'port', { min: 0, max: 65535, integer: true }) ?? 8080;
-  const maxBatchSize = numberFlag(cmd, values, 'max-batch-size', { min: 1, integer: true }) ?? 32;
-  const maxDelayMs = numberFlag(cmd, values, 'max-delay-ms', { min: 0 }) ?? 0;
-  const maxQueueSize = numberFlag(cmd, values, 'max-queue-size', { min: 1, integer: true }) ?? 1024;
-  const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? 30_000;
+  const port = numberFlag(cmd, values, 'port', { min: 0, max: 65535, integer: true }) ?? D.port;
+  const maxBatchSize = numberFlag(cmd, values, 'max-batch-size', { min: 1, integer: true }) ?? D['max-batch-size'];
+  const maxDelayMs = numberFlag(cmd, values, 'max-delay-ms', { min: 0 }) ?? D['max-delay-ms'];
+  const maxQueueSize = numberFlag(cmd, values, 'max-queue-size', { min: 1, integer: true }) ?? D['max-queue-size'];
+  const timeoutMs = numberFlag(cmd, values, 'timeout-ms', { min: 1 }) ?? D['timeout-ms'];
   const maxBodyBytes = numberFlag(cmd, values, 'max-body-bytes', { min: 1, integer: true });
-  const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? 1;
-  const machine = values.machine ?? 'shared';
+  const workers = numberFlag(cmd, values, 'workers', { min: 0, max: 256, integer: true }) ?? D.workers;
+  const machine = values.machine ?? D.machine;
   if (machine !== 'shared' && machine !== 'dedicated') throw new UsageError(`${cmd}: --machine must be shared or dedicated, got ${JSON.stringify(machine)}`);
   const threads =
     numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true }) ??
     (machine === 'dedicated' ? dedicatedMachineThreads : sharedMachineThreads)(availableParallelism(), workers);
-  const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+  const host = typeof values.host === 'string' ? values.host : D.host;
   const name = typeof values.name === 'string' ? values.name : undefined;
   if (name !== undefined && (name === '' || name.includes('/'))) throw new UsageError(`${cmd}: --name must be non-empty and contain no "/", got ${JSON.stringify(name)}`);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
@@ -155,7 +180,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   const maxConcurrentRequests = maxQueueSize + maxBatchSize * Math.max(1, workers);
   const server = createInferenceServer({
     models: { [model.name]: model },
-    limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, 120_000), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
+    limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
     log,
   });

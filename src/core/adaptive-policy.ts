@@ -1,112 +1,11 @@
-import { LatencyModel, type LatencyModelOptions } from './latency-model';
+import { ADAPTIVE_DEFAULTS } from './defaults';
+import { LatencyModel } from './latency-model';
+import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
+import type { Costs, Item, Plan, PlannedBatch, Slot } from './adaptive-plan';
 import type { BatchOutcome, QueuedRequestInfo, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './policy';
 
-/** Options of {@link AdaptivePolicy}. */
-export interface AdaptivePolicyOptions {
-  /**
-   * The run-time model to learn into, or options for a new one. Pass your own instance to share
-   * what was learned with a later host (e.g. after a restart with the same model).
-   * @default new LatencyModel()
-   */
-  latencyModel?: LatencyModel | LatencyModelOptions;
-  /**
-   * Longest predictive wait, counted from the oldest waiting request. The host's `maxDelayMs`,
-   * when above 0, caps it too.
-   * @default Infinity (the learned model and the deadlines decide)
-   */
-  maxWaitMs?: number;
-  /**
-   * Milliseconds kept in reserve on every deadline, for what the model does not time (merging,
-   * splitting, event-loop lag). Raise it when answers arrive just past `maxLatencyMs`.
-   * @default 0
-   */
-  marginMs?: number;
-  /**
-   * Shortest wait worth taking: a planned wait that ends sooner than this releases at once
-   * instead. Node fires a timer after 1 ms at the earliest, so a planned 0.1 ms wait would really
-   * cost 1 ms or more, which on a fast model is several batches' worth of latency (measured on a
-   * 0.4 ms MLP: such waits were most of the policy's loss to `maxDelayMs: 0`). Set it to 0 with an
-   * injected clock that keeps finer time.
-   * @default 1
-   */
-  minWaitMs?: number;
-  /**
-   * Fraction of the expected-gain wait (see {@link AdaptivePolicy}) actually waited, from 0 (never
-   * wait, pure greedy) to 1. The full window minimises mean latency; in simulation half of it
-   * kept the same mean and a tighter p99 tail.
-   * @default 0.5
-   */
-  patience?: number;
-  /**
-   * Arrivals remembered to estimate the arrival rate that predictive waiting relies on.
-   * @default 32
-   */
-  rateWindow?: number;
-  /**
-   * How many batches' worth of rows (times `maxBatchSize`) the policy reads from the head of the
-   * queue and plans when checking that it can still be served on time (deeper requests are read
-   * once they come closer, so a decision's cost does not grow with a backlog).
-   * @default 8
-   */
-  planBatches?: number;
-  /**
-   * How long the measured arrival rate must exceed what the model can serve (full batches back to
-   * back on every slot) before the policy sheds for overload. Shorter spells are absorbed by the
-   * queue: requests that would be late are answered late rather than refused.
-   * @default 1000
-   */
-  overloadMs?: number;
-}
-
-/** Counters of an {@link AdaptivePolicy}, for logs and tests. */
-export interface AdaptiveStats {
-  /** Requests shed because they could not finish in time even if run alone at once. */
-  readonly shedAlone: number;
-  /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
-  readonly shedOverload: number;
-  /** Times the policy chose to wait for a fuller batch while the model was idle. */
-  readonly waits: number;
-  /** Batches made smaller than the queue allowed because that left fewer requests late. */
-  readonly deadlineLimited: number;
-}
-
-interface Item {
-  readonly info: QueuedRequestInfo;
-  readonly rows: number;
-  /** Effective deadline: the earlier of its timeout and `enqueuedAt + maxLatencyMs`, minus the margin. */
-  readonly due: number;
-}
-
-/** A batch slot in the plan: free from `at`, with the variance of the run times chained on it. */
-interface Slot {
-  at: number;
-  variance: number;
-}
-
-interface PlannedBatch {
-  rows: number;
-  readonly members: Item[];
-}
-
-interface Plan {
-  readonly first: PlannedBatch;
-  /** Requests the plan finishes at or after their due time, reserve included (beyond them nothing is planned). */
-  readonly late: Item[];
-  /** Those of them whose batch's mean end already reaches their due time: more likely late than not. */
-  readonly likelyLate: Item[];
-}
-
-/** Mean and spread of a batch's run time, from what the model learned. */
-interface Costs {
-  mean(rows: number): number;
-  std(rows: number): number;
-  /** The largest `std` of any batch of 1 to `rows` rows. */
-  maxStd(rows: number): number;
-  /** An optimistic run time: below it the model is not expected to go. */
-  floor(rows: number): number;
-  /** Standard deviations kept in reserve. */
-  readonly k: number;
-}
+// The options and counters are declared in adaptive-options.ts, the plan's shapes in adaptive-plan.ts.
+export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
 
 /**
  * The `'adaptive'` release policy: learns batch run time online ({@link LatencyModel}), releases
@@ -194,15 +93,15 @@ export class AdaptivePolicy implements ReleasePolicy {
       floor: (rows) => model.lower(rows) as number,
       k: model.k,
     };
-    this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? Infinity);
-    this.#marginMs = nonNegative('marginMs', options.marginMs ?? 0);
-    this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? 32)));
+    this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? ADAPTIVE_DEFAULTS.maxWaitMs);
+    this.#marginMs = nonNegative('marginMs', options.marginMs ?? ADAPTIVE_DEFAULTS.marginMs);
+    this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? ADAPTIVE_DEFAULTS.rateWindow)));
     this.#arrivalT = new Float64Array(this.#rateWindow);
     this.#arrivalRows = new Float64Array(this.#rateWindow);
-    this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? 8)));
-    this.#patience = Math.min(1, nonNegative('patience', options.patience ?? 0.5));
-    this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? 1000);
-    this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? 1);
+    this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? ADAPTIVE_DEFAULTS.planBatches)));
+    this.#patience = Math.min(1, nonNegative('patience', options.patience ?? ADAPTIVE_DEFAULTS.patience));
+    this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
+    this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
   }
 
   /** Counters of what the policy decided so far. */
@@ -536,10 +435,3 @@ export function adaptivePolicy(options?: AdaptivePolicyOptions): AdaptivePolicy 
  * the same instant delivers), so a planned wait stops this much short of one.
  */
 const EPSILON_MS = 1e-3;
-
-function nonNegative(key: string, value: number): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new RangeError(`AdaptivePolicy: expected \`${key}\` to be a number >= 0, got ${String(value)}`);
-  }
-  return value;
-}

@@ -1,273 +1,17 @@
 import type { Batcher } from './batcher';
-import type { Clock } from './clock';
 import { systemClock } from './clock';
-import { describe } from './describe';
-import type { HostObserver } from './observer';
 import type { ReleasePolicy } from './policy';
 import { greedyPolicy } from './policy';
 import { AdaptivePolicy } from './adaptive-policy';
+import { CACHE_DEFAULTS, HOST_DEFAULTS } from './defaults';
+import type { CacheOptions, HostOptions, PriorityLevelOptions, ResolvedOptions, TunableOptions, WarmupOptions } from './host-options';
+import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys, stripUndefined } from './option-checks';
 
-/**
- * Options shared by every entry point (`ModelHost`, `Proxy`, `@batching`, `createHost`). Only
- * `maxBatchSize` is required.
- *
- * @typeParam In - one request's input.
- * @typeParam Out - one request's result.
- * @typeParam Batch - what the batch function receives (an array of inputs by default).
- * @typeParam BatchOut - what the batch function returns (an array of results by default).
- */
-export interface HostOptions<In, Out, Batch = readonly In[], BatchOut = ReadonlyArray<Out | Error>> {
-  /**
-   * Most rows in one batch. Rows, not requests: a request that carries several rows (see the
-   * batcher's `rows`) counts all of them, and one with more rows than this is rejected.
-   * @example `maxBatchSize: 32`
-   */
-  maxBatchSize: number;
-  /**
-   * How long a free model may wait for a fuller batch, counted from the oldest waiting request and
-   * never restarted by later arrivals. `0` never waits for a timer: a lone request runs at once, and
-   * a backlog still drains in full batches.
-   * @default 0
-   */
-  maxDelayMs?: number;
-  /**
-   * Batches that may run at the same time (an inline model usually wants 1; a pool of N workers, N).
-   * The groups of a batch that its batcher partitions (shapes, length buckets) also run at the
-   * same time on slots that are free when the batch starts, and one after another otherwise.
-   * @default 1
-   */
-  maxConcurrentBatches?: number;
-  /**
-   * Most requests waiting in the queue (not counting running ones). Past it `inference()` rejects
-   * at once with `QueueFullError`.
-   * @default Infinity
-   */
-  maxQueueSize?: number;
-  /**
-   * Default per-request time limit in milliseconds, from `inference()` to the answer. A request
-   * still queued when it elapses leaves the queue; one already running is rejected and its result
-   * discarded. Each call may override it. `Infinity` means no limit.
-   * @default Infinity
-   */
-  timeoutMs?: number;
-  /**
-   * Latency budget per request, queue wait plus run time, used by policies that predict run time
-   * (`policy: 'adaptive'`): they size batches to meet it and shed requests that cannot. It is a
-   * target, not a timeout: a request that runs late still gets its result. `Infinity` means none.
-   * @default Infinity
-   */
-  maxLatencyMs?: number;
-  /**
-   * Time limit for one batch function call. When it elapses the batch's requests are rejected with
-   * `DeadlineExceededError` (reason `'batch-timeout'`), the slot is freed, and a late result is
-   * ignored. `Infinity` means no limit.
-   * @default Infinity
-   */
-  batchTimeoutMs?: number;
-  /**
-   * When to release a batch: `'greedy'` (work-conserving, see {@link greedyPolicy}), `'adaptive'`
-   * (learns run time per batch size, sizes batches to meet `maxLatencyMs` and deadlines, sheds
-   * what cannot be met; one {@link AdaptivePolicy} per host) or your own {@link ReleasePolicy}.
-   * @default 'greedy'
-   */
-  policy?: 'greedy' | 'adaptive' | ReleasePolicy;
-  /**
-   * How requests are merged into the batch function's input and its output split back.
-   * @default new ListBatcher()
-   */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
-  batcher?: Batcher<In, Out, Batch, BatchOut, any>;
-  /**
-   * When the batch function throws, re-run the batch in halves to find the items that fail alone,
-   * reject only those, and answer the rest. The batch function must then be free of side effects,
-   * since good items run more than once.
-   * @default false
-   */
-  isolateErrors?: boolean;
-  /**
-   * A request with more rows than `maxBatchSize` is cut into parts of at most `maxBatchSize` rows
-   * (the batcher's `sliceRows`), which queue one after another and run in as many batches; the
-   * caller gets the parts' results joined in order (`joinRows`). An error in any part rejects the
-   * request once, and cancels the parts not yet run. Needs a batcher that has both methods
-   * (`ConcatBatcher` does). Without it such a request is refused with a `RangeError`.
-   * @default false
-   */
-  splitOversize?: boolean;
-  /**
-   * Queue policy per priority level, keyed by the `priority` that requests pass (Triton's
-   * `priority_queue_policy`): a level's `timeoutMs` is the default time limit of its requests (a
-   * request's own `timeoutMs` still wins), and its `maxDelayMs` is its own batching window,
-   * counted from its oldest waiting request. A batch is released when the first level's window
-   * ends, and takes requests in priority order as always. Levels not listed use the host's.
-   * @default every level uses the host's `timeoutMs` and `maxDelayMs`
-   * @example
-   * ```ts
-   * // interactive traffic (priority 1) goes at once and fails fast; bulk (0) waits for full batches
-   * { priorities: { 1: { maxDelayMs: 0, timeoutMs: 200 }, 0: { maxDelayMs: 20, timeoutMs: 60_000 } } }
-   * ```
-   */
-  priorities?: { readonly [priority: number]: PriorityLevelOptions };
-  /**
-   * Batch sizes (in rows) the model runs best at, e.g. sizes it was compiled or padded for. When
-   * enough rows wait for one of them, the largest such size is released at once (even if more
-   * rows wait: the rest go next); when fewer rows wait than the smallest, the batching window
-   * (`maxDelayMs`) is spent waiting for it, and when it closes whatever waits is released. Used by
-   * the greedy policy; the adaptive policy ignores it.
-   * @default none (any size up to `maxBatchSize`)
-   */
-  preferredBatchSizes?: readonly number[];
-  /**
-   * Batches to run before the host takes traffic: `start()` (and so `createHost`,
-   * `createOnnxHost`, a server's readiness) resolves only after each has run, so the first real
-   * requests do not pay the model's first-run costs (memory arenas, kernel selection, JIT). A
-   * batch of each size in `batchSizes` is built by cycling through `samples`. Warm-up batches are
-   * reported to the observer (reason `'warmup'`) but not counted in `stats` nor taught to the
-   * adaptive policy; requests that arrive meanwhile wait. A warm-up batch that fails (throws, or
-   * answers any sample with an Error) fails `start()` with that error as `cause`.
-   * @default none
-   * @example
-   * ```ts
-   * { warmup: { samples: [exampleInput], batchSizes: [1, 8, 32] } }
-   * ```
-   */
-  warmup?: WarmupOptions<In>;
-  /**
-   * A response cache: requests with the same key that are waiting or running share one
-   * computation, and finished results are kept and answered at once (DataLoader's cache, Triton's
-   * response cache). Errors are never kept. `true` takes the defaults. Use it only for a model
-   * that answers an input the same way every time. Counts appear in `host.stats.cache`.
-   * @default off
-   * @example
-   * ```ts
-   * { cache: { maxEntries: 10_000, ttlMs: 60_000 } }
-   * { cache: { key: (req) => req.id } }
-   * ```
-   */
-  cache?: boolean | CacheOptions<In>;
-  /**
-   * Name used in error messages and reports.
-   * @default 'microbatch'
-   */
-  name?: string;
-  /**
-   * Receives a report for every batch and every request.
-   * @default none
-   */
-  observer?: HostObserver;
-  /**
-   * Source of time, injectable for tests.
-   * @default systemClock
-   */
-  clock?: Clock;
-}
-
-/** Options of the response cache (see {@link HostOptions.cache}). */
-export interface CacheOptions<In> {
-  /**
-   * Finished results kept; past it the least recently used goes first. `0` keeps none (identical
-   * requests in flight still share one computation).
-   * @default 1000
-   */
-  maxEntries?: number;
-  /**
-   * How long a finished result is kept, in milliseconds.
-   * @default Infinity
-   */
-  ttlMs?: number;
-  /**
-   * The key of a request: requests with equal keys (as `Map` keys compare) share an answer.
-   * @default strings, numbers, booleans and bigints as themselves; typed arrays, `ArrayBuffer`s,
-   * tensors (`{ type, data, dims }`) and arrays or plain objects of them by content (a hash, with
-   * the bytes compared on a hit); anything else is refused with a `TypeError` asking for `key`
-   */
-  key?: (item: In) => unknown;
-}
-
-/** Warm-up batches run by `start()` (see {@link HostOptions.warmup}). */
-export interface WarmupOptions<In> {
-  /** Requests to build the warm-up batches from, cycled through to fill each batch. */
-  readonly samples: readonly In[];
-  /**
-   * Batch sizes, in requests, to run once each, in order.
-   * @default 1, the powers of 2 below `maxBatchSize`, and `maxBatchSize`
-   */
-  readonly batchSizes?: readonly number[];
-}
-
-/** The queue policy of one priority level (see {@link HostOptions.priorities}). */
-export interface PriorityLevelOptions {
-  /**
-   * Default time limit of this level's requests, in milliseconds.
-   * @default the host's `timeoutMs`
-   */
-  timeoutMs?: number;
-  /**
-   * This level's batching window, counted from its oldest waiting request.
-   * @default the host's `maxDelayMs`
-   */
-  maxDelayMs?: number;
-}
-
-/** Options of one `inference()` call. */
-export interface RequestOptions {
-  /** Aborting it rejects the request with `AbortError` (cause: `signal.reason`). */
-  signal?: AbortSignal;
-  /**
-   * Time limit for this request in milliseconds, overriding the host's `timeoutMs`.
-   * @default the host's `timeoutMs`
-   */
-  timeoutMs?: number;
-  /**
-   * Larger numbers run first; FIFO within a level.
-   * @default 0
-   */
-  priority?: number;
-}
-
-/**
- * The options a host can change while it runs (`host.configure()`); they apply from the next batch.
- */
-export type TunableOptions = Pick<
-  HostOptions<unknown, unknown>,
-  'maxBatchSize' | 'maxDelayMs' | 'maxConcurrentBatches' | 'maxQueueSize' | 'timeoutMs' | 'maxLatencyMs' | 'batchTimeoutMs'
->;
-
-/** Options after defaults and validation. @internal */
-export interface ResolvedOptions {
-  maxBatchSize: number;
-  maxDelayMs: number;
-  maxConcurrentBatches: number;
-  maxQueueSize: number;
-  timeoutMs: number;
-  maxLatencyMs: number;
-  batchTimeoutMs: number;
-  policy: ReleasePolicy;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the batcher's context type is its own business
-  batcher: Batcher<any, any, any, any, any> | undefined;
-  isolateErrors: boolean;
-  splitOversize: boolean;
-  /** Per-level overrides, `undefined` when none were given (the hot path checks only that). */
-  priorities: ReadonlyMap<number, Readonly<PriorityLevelOptions>> | undefined;
-  /** Ascending, `undefined` when none were given. */
-  preferredBatchSizes: readonly number[] | undefined;
-  /** The cache's settings, `undefined` when off. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the key function's item type is the host's In
-  cache: { readonly maxEntries: number; readonly ttlMs: number; readonly key: ((item: any) => unknown) | undefined } | undefined;
-  /** The samples and the batch sizes to run, `undefined` when none were given. */
-  warmup: { readonly samples: readonly unknown[]; readonly batchSizes: readonly number[] } | undefined;
-  name: string;
-  observer: HostObserver | undefined;
-  clock: Clock;
-}
-
-/**
- * The keys of an options type as a list for the unknown-key checks, written as a map with one
- * entry per key so that the compiler fails when the type gains or loses a key. Map order is the
- * order error messages list them in. @internal
- */
-export function optionKeys<T>(keys: { readonly [K in keyof T]-?: true }): readonly string[] {
-  return Object.keys(keys);
-}
+// The option types live in host-options.ts, the checks they are made of in option-checks.ts and
+// the defaults in defaults.ts; this module validates host options and is where importers find all
+// of them.
+export type { CacheOptions, HostOptions, PriorityLevelOptions, RequestOptions, ResolvedOptions, TunableOptions, WarmupOptions } from './host-options';
+export { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys, stripUndefined } from './option-checks';
 
 /** Every key `HostOptions` knows, for the unknown-key checks of every entry point. @internal */
 export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
@@ -291,29 +35,6 @@ export const HOST_OPTION_KEYS = optionKeys<HostOptions<unknown, unknown>>({
   clock: true,
 });
 
-/** @internal */
-export function fail(where: string, key: string, expected: string, got: unknown, Err = TypeError): never {
-  throw new Err(`${where}: expected \`${key}\` to be ${expected}, got ${describe(got)}`);
-}
-
-/** An integer from 1 and up (or Infinity when allowed): TypeError for a non-number, RangeError otherwise. @internal */
-export function positiveInteger(where: string, key: string, value: unknown, allowInfinity = false): number {
-  if (typeof value !== 'number') fail(where, key, 'an integer from 1 and up', value);
-  if (allowInfinity && value === Infinity) return value;
-  if (!Number.isInteger(value) || value < 1) {
-    fail(where, key, `an integer from 1 and up${allowInfinity ? ' (or Infinity)' : ''}`, value, RangeError);
-  }
-  return value;
-}
-
-/** @internal */
-export function checkMs(where: string, key: string, value: unknown, min: 'zero' | 'positive'): number {
-  const expected = min === 'zero' ? 'a number of milliseconds >= 0' : 'a number of milliseconds > 0 (or Infinity)';
-  if (typeof value !== 'number' || Number.isNaN(value)) fail(where, key, expected, value);
-  if (min === 'zero' ? value < 0 || value === Infinity : value <= 0) fail(where, key, expected, value, RangeError);
-  return value;
-}
-
 /** Checks the options `configure()` may change; returns them with defaults filled from `base`. @internal */
 export function resolveTunable(where: string, options: Partial<TunableOptions>, base: TunableOptions): Required<TunableOptions> {
   const merged = { ...base, ...stripUndefined(options) } as Required<TunableOptions>;
@@ -328,41 +49,50 @@ export function resolveTunable(where: string, options: Partial<TunableOptions>, 
   };
 }
 
-/** The defaults of every optional tunable. @internal */
-const TUNABLE_DEFAULTS: Omit<Required<TunableOptions>, 'maxBatchSize'> = {
-  maxDelayMs: 0,
-  maxConcurrentBatches: 1,
-  maxQueueSize: Infinity,
-  timeoutMs: Infinity,
-  maxLatencyMs: Infinity,
-  batchTimeoutMs: Infinity,
-};
+/**
+ * Options that {@link resolveOptions} made (so the host built from them does not check them again),
+ * each with what the caller gave, which {@link deriveOptions} lays over an entry point's defaults.
+ */
+const resolved = new WeakMap<ResolvedOptions, Readonly<Record<string, unknown>>>();
 
-/** Rejects keys a host does not know, naming the known ones (catches `maxBatchsize` typos). @internal */
-export function rejectUnknownKeys(where: string, options: object, known: readonly string[]): void {
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new TypeError(`${where}: unknown option \`${key}\`; the known options are ${known.map((k) => `\`${k}\``).join(', ')}`);
-    }
-  }
-}
-
-/** Options that {@link resolveOptions} made, so the host built from them does not check them again. */
-const resolved = new WeakSet<ResolvedOptions>();
-
-/** True for options made by {@link resolveOptions} (or {@link refineOptions}). @internal */
+/** True for options made by {@link resolveOptions} (or {@link deriveOptions}, {@link refineOptions}). @internal */
 export function isResolved(options: unknown): options is ResolvedOptions {
   return typeof options === 'object' && options !== null && resolved.has(options as ResolvedOptions);
 }
 
 /**
  * Resolved options with values an entry point computed itself (a default name, its own batcher, a
- * concurrency that follows its pool): trusted, so not checked again. @internal
+ * concurrency that follows its pool): trusted, so not checked again. Prefer {@link deriveOptions},
+ * which checks them and lets the caller's own values win. @internal
  */
 export function refineOptions(options: ResolvedOptions, patch: Partial<ResolvedOptions>): ResolvedOptions {
   const out = { ...options, ...patch };
-  resolved.add(out);
+  resolved.set(out, resolved.get(options) ?? {});
   return out;
+}
+
+/**
+ * Options from {@link resolveOptions} completed with what an entry point works out itself, checked
+ * like a caller's: `defaults` (the worker count as `maxConcurrentBatches`, a name from the model
+ * file, a batcher built from the model, generated warm-up samples) apply where the caller gave
+ * none; `overrides` (`batchTimeoutMs: Infinity` where the worker pool keeps the batch timeout)
+ * apply always. Precedence, lowest first: the table of defaults, `defaults`, what the caller gave,
+ * `overrides`. The checks run again over the whole (once per host built, never per request), so
+ * use the options this returns, not those passed in (an `'adaptive'` policy is made afresh; what
+ * {@link refineOptions} patched in is not kept).
+ * @internal
+ */
+export function deriveOptions(
+  where: string,
+  options: ResolvedOptions,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any host's options: the entry point knows its types
+  defaults: Partial<HostOptions<any, any, any, any>>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  overrides: Partial<HostOptions<any, any, any, any>> = {},
+): ResolvedOptions {
+  const given = resolved.get(options);
+  if (given === undefined) throw new TypeError(`${where}: deriveOptions takes the options that resolveOptions returned`);
+  return resolveOptions(where, { ...stripUndefined(defaults), ...given, ...stripUndefined(overrides) });
 }
 
 /**
@@ -377,16 +107,17 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
   const o = options as HostOptions<unknown, unknown>;
   rejectUnknownKeys(where, o, HOST_OPTION_KEYS);
   if (o.maxBatchSize === undefined) fail(where, 'maxBatchSize', 'an integer from 1 and up (it is required)', undefined);
-  const tunable = resolveTunable(where, o, { maxBatchSize: o.maxBatchSize, ...TUNABLE_DEFAULTS });
+  const tunable = resolveTunable(where, o, { ...HOST_DEFAULTS, maxBatchSize: o.maxBatchSize });
 
+  const asked = o.policy === undefined ? HOST_DEFAULTS.policy : o.policy;
   let policy: ReleasePolicy = greedyPolicy;
-  if (o.policy === 'adaptive') {
+  if (asked === 'adaptive') {
     policy = new AdaptivePolicy();
-  } else if (o.policy !== undefined && o.policy !== 'greedy') {
-    if (typeof o.policy !== 'object' || o.policy === null || typeof (o.policy as ReleasePolicy).decide !== 'function') {
+  } else if (asked !== 'greedy') {
+    if (typeof asked !== 'object' || asked === null || typeof (asked as ReleasePolicy).decide !== 'function') {
       fail(where, 'policy', "'greedy', 'adaptive' or an object with a decide(view) method", o.policy);
     }
-    policy = o.policy;
+    policy = asked;
   }
   if (o.isolateErrors !== undefined && typeof o.isolateErrors !== 'boolean') fail(where, 'isolateErrors', 'a boolean', o.isolateErrors);
   if (o.splitOversize !== undefined && typeof o.splitOversize !== 'boolean') fail(where, 'splitOversize', 'a boolean', o.splitOversize);
@@ -412,17 +143,17 @@ export function resolveOptions(where: string, options: unknown): ResolvedOptions
     ...tunable,
     policy,
     batcher: o.batcher,
-    isolateErrors: o.isolateErrors ?? false,
-    splitOversize: o.splitOversize ?? false,
+    isolateErrors: o.isolateErrors ?? HOST_DEFAULTS.isolateErrors,
+    splitOversize: o.splitOversize ?? HOST_DEFAULTS.splitOversize,
     priorities,
     preferredBatchSizes,
     warmup,
     cache,
-    name: o.name ?? 'microbatch',
+    name: o.name ?? HOST_DEFAULTS.name,
     observer: o.observer,
     clock,
   };
-  resolved.add(out);
+  resolved.set(out, stripUndefined(o) as Record<string, unknown>);
   return out;
 }
 
@@ -464,15 +195,15 @@ const CACHE_KEYS = optionKeys<CacheOptions<unknown>>({ maxEntries: true, ttlMs: 
 
 /** Checks `cache`: `true` or `{ maxEntries?, ttlMs?, key? }`. @internal */
 function resolveCache(where: string, value: unknown): NonNullable<ResolvedOptions['cache']> {
-  if (value === true) return { maxEntries: 1000, ttlMs: Infinity, key: undefined };
+  if (value === true) return { ...CACHE_DEFAULTS, key: undefined };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(where, 'cache', 'true, or an object { maxEntries?, ttlMs?, key? }', value);
   rejectUnknownKeys(`${where}: cache`, value, CACHE_KEYS);
   const c = value as CacheOptions<unknown>;
-  const maxEntries = c.maxEntries ?? 1000;
+  const maxEntries = c.maxEntries ?? CACHE_DEFAULTS.maxEntries;
   if (typeof maxEntries !== 'number' || !(Number.isInteger(maxEntries) || maxEntries === Infinity) || maxEntries < 0) {
     fail(where, 'cache.maxEntries', 'an integer >= 0 (or Infinity)', maxEntries, RangeError);
   }
-  const ttlMs = c.ttlMs === undefined ? Infinity : c.ttlMs === Infinity ? Infinity : checkMs(where, 'cache.ttlMs', c.ttlMs, 'zero');
+  const ttlMs = c.ttlMs === undefined ? CACHE_DEFAULTS.ttlMs : c.ttlMs === Infinity ? Infinity : checkMs(where, 'cache.ttlMs', c.ttlMs, 'zero');
   if (c.key !== undefined && typeof c.key !== 'function') fail(where, 'cache.key', 'a function (item) => key', c.key);
   return { maxEntries, ttlMs, key: c.key };
 }
@@ -506,11 +237,4 @@ function resolveWarmup(where: string, value: unknown, maxBatchSize: number): { s
     sizes = [...(w.batchSizes as number[])];
   }
   return { samples: [...w.samples], batchSizes: sizes };
-}
-
-/** A copy without the keys whose value is `undefined` (so they do not override defaults). @internal */
-export function stripUndefined<T extends object>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
-  return out;
 }

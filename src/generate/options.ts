@@ -1,7 +1,9 @@
 import type { Batcher } from '../core/batcher';
 import type { Clock } from '../core/clock';
 import { describe, toError } from '../core/describe';
-import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../core/options';
+import { GENERATION_DEFAULTS } from '../core/defaults';
+import { checkMs, fail, optionKeys, positiveInteger, rejectUnknownKeys } from '../core/option-checks';
+import { checkRequestOptions } from '../engine/request-options';
 import type { GenerationObserver } from './events';
 
 /**
@@ -208,15 +210,19 @@ export function resolveGeneration(where: string, options: unknown): ResolvedGene
   }
   return {
     maxBatchSize: positiveInteger(where, 'maxBatchSize', o.maxBatchSize),
-    maxTokens: o.maxTokens === undefined ? 256 : positiveInteger(where, 'maxTokens', o.maxTokens),
+    maxTokens: o.maxTokens === undefined ? GENERATION_DEFAULTS.maxTokens : positiveInteger(where, 'maxTokens', o.maxTokens),
     stopTokens: new Set(checkTokens(where, 'stopTokens', o.stopTokens ?? [])),
-    maxQueueSize: o.maxQueueSize === undefined ? Infinity : positiveInteger(where, 'maxQueueSize', o.maxQueueSize, true),
-    timeoutMs: o.timeoutMs === undefined ? Infinity : checkMs(where, 'timeoutMs', o.timeoutMs, 'positive'),
-    name: o.name ?? 'generation',
+    maxQueueSize: o.maxQueueSize === undefined ? GENERATION_DEFAULTS.maxQueueSize : positiveInteger(where, 'maxQueueSize', o.maxQueueSize, true),
+    timeoutMs: o.timeoutMs === undefined ? GENERATION_DEFAULTS.timeoutMs : checkMs(where, 'timeoutMs', o.timeoutMs, 'positive'),
+    name: o.name ?? GENERATION_DEFAULTS.name,
   };
 }
 
-/** Checks one `generate()` call; returns the error to fail its stream with, if any. @internal */
+/**
+ * Checks one `generate()` call; returns the error to fail its stream with, if any. `signal`,
+ * `timeoutMs` and `priority` are checked as every call's are (`checkRequestOptions`); the prompt,
+ * `maxTokens` and `stopTokens` here. @internal
+ */
 export function checkGenerate(where: string, prompt: unknown, options: unknown): Error | undefined {
   try {
     checkTokens(where, 'prompt', prompt);
@@ -224,14 +230,11 @@ export function checkGenerate(where: string, prompt: unknown, options: unknown):
       throw new RangeError(`${where}: expected \`prompt\` to hold at least one token (start it with your model's begin-of-sequence token), got an empty array`);
     }
     if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(where, 'options', 'an object { maxTokens?, signal?, priority?, timeoutMs?, stopTokens? }', options);
-    rejectUnknownKeys(where, options, GENERATE_KEYS);
     const o = options as GenerateOptions;
+    const bad = checkRequestOptions(where, o, GENERATE_KEYS, where);
+    if (bad !== undefined) return bad;
     if (o.maxTokens !== undefined) positiveInteger(where, 'maxTokens', o.maxTokens);
-    if (o.timeoutMs !== undefined) checkMs(where, 'timeoutMs', o.timeoutMs, 'positive');
-    if (o.priority !== undefined && (typeof o.priority !== 'number' || !Number.isFinite(o.priority))) fail(where, 'priority', 'a finite number (larger is admitted first)', o.priority);
     if (o.stopTokens !== undefined) checkTokens(where, 'stopTokens', o.stopTokens);
-    const s = o.signal;
-    if (s !== undefined && (typeof s !== 'object' || s === null || typeof s.addEventListener !== 'function' || typeof s.aborted !== 'boolean')) fail(where, 'signal', 'an AbortSignal', s);
   } catch (e) {
     return e as Error;
   }
