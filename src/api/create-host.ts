@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { fail, HOST_OPTION_KEYS, optionKeys, refineOptions, rejectUnknownKeys, resolveOptions, type HostOptions, type ResolvedOptions } from '../core/options';
+import { deriveOptions, fail, HOST_OPTION_KEYS, optionKeys, rejectUnknownKeys, resolveOptions, type HostOptions, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import type { BatchMethodKey, BatchOf, BatchOutOf, DefaultBatchMethod, ItemOf, ResultOf } from './batch-method-types';
 import { findBatchMethod, getBatchingMetadata, nameOf, type BatchingOptions } from './batching-metadata';
@@ -259,7 +259,7 @@ async function hostOnClass(Class: Constructor<object>, options: CreateHostOption
   const resolved = resolveOptions(where, hostOptions);
   const concurrencyGiven = hostOptions.maxConcurrentBatches !== undefined;
   if (placement.kind === 'custom') return hostOnExecutor(placement.executor, stopExecutor ?? true, resolved, concurrencyGiven, where);
-  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, concurrencyGiven, placement.options as HostedWorkerOptions, where);
+  if (placement.kind === 'worker') return hostInWorkers(Class, context, picked.method, resolved, placement.options as HostedWorkerOptions, where);
 
   const first = inlineExecutor(Class, container, picked.method, where, context);
   // Built before the host, so that a provider's failure is createHost's (the host never existed).
@@ -298,7 +298,6 @@ async function hostInWorkers(
   context: ContextProviders | undefined,
   method: string | symbol,
   hostOptions: ResolvedOptions,
-  concurrencyGiven: boolean,
   o: HostedWorkerOptions,
   where: string,
 ): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
@@ -360,7 +359,8 @@ async function hostInWorkers(
     name: hostOptions.name,
   }, successor, ['context']);
   const pool = poolOf();
-  const moved = refineOptions(hostOptions, { batchTimeoutMs: Infinity, ...(concurrencyGiven ? {} : { maxConcurrentBatches: pool.workers }) });
+  // The pool keeps its own batch time limit (above); the host's would only abandon a hung worker.
+  const moved = deriveOptions(where, hostOptions, { maxConcurrentBatches: pool.workers }, { batchTimeoutMs: Infinity });
   return started(new HostedModel(pool, moved, where));
 }
 

@@ -1,4 +1,4 @@
-import { fail, refineOptions, type ResolvedOptions } from '../core/options';
+import { deriveOptions, fail, type ResolvedOptions } from '../core/options';
 import type { Executor } from '../executors/executor';
 import { WorkerExecutor } from '../executors/worker/worker-executor';
 import { started } from '../engine/start-host';
@@ -53,7 +53,7 @@ export async function hostOnExecutor(
   concurrencyGiven: boolean,
   where: string,
 ): Promise<HostedModel<unknown, unknown, unknown, unknown>> {
-  const hostOptions = concurrencyGiven ? options : refineOptions(options, { maxConcurrentBatches: concurrencyOf(executor, where) });
+  const hostOptions = concurrencyGiven ? options : deriveOptions(where, options, { maxConcurrentBatches: concurrencyOf(executor, where) });
   // Called as methods, so that class-based pools (WorkerExecutor, piscina) keep their `this`.
   const adapter: Executor<unknown, unknown> = {
     run: (batch) => executor.run(batch),

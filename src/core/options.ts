@@ -55,20 +55,9 @@ export function resolveTunable(where: string, options: Partial<TunableOptions>, 
  */
 const resolved = new WeakMap<ResolvedOptions, Readonly<Record<string, unknown>>>();
 
-/** True for options made by {@link resolveOptions} (or {@link deriveOptions}, {@link refineOptions}). @internal */
+/** True for options made by {@link resolveOptions} (or {@link deriveOptions}). @internal */
 export function isResolved(options: unknown): options is ResolvedOptions {
   return typeof options === 'object' && options !== null && resolved.has(options as ResolvedOptions);
-}
-
-/**
- * Resolved options with values an entry point computed itself (a default name, its own batcher, a
- * concurrency that follows its pool): trusted, so not checked again. Prefer {@link deriveOptions},
- * which checks them and lets the caller's own values win. @internal
- */
-export function refineOptions(options: ResolvedOptions, patch: Partial<ResolvedOptions>): ResolvedOptions {
-  const out = { ...options, ...patch };
-  resolved.set(out, resolved.get(options) ?? {});
-  return out;
 }
 
 /**
@@ -78,8 +67,7 @@ export function refineOptions(options: ResolvedOptions, patch: Partial<ResolvedO
  * none; `overrides` (`batchTimeoutMs: Infinity` where the worker pool keeps the batch timeout)
  * apply always. Precedence, lowest first: the table of defaults, `defaults`, what the caller gave,
  * `overrides`. The checks run again over the whole (once per host built, never per request), so
- * use the options this returns, not those passed in (an `'adaptive'` policy is made afresh; what
- * {@link refineOptions} patched in is not kept).
+ * use the options this returns, not those passed in (an `'adaptive'` policy is made afresh).
  * @internal
  */
 export function deriveOptions(

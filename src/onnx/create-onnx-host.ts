@@ -5,7 +5,7 @@ import { started } from '../engine/start-host';
 import { DictBatcher } from '../batchers/dict-batcher';
 import type { Batcher } from '../core/batcher';
 import { describe } from '../core/describe';
-import { defaultWarmupSizes, fail, HOST_OPTION_KEYS, optionKeys, refineOptions, resolveOptions, type HostOptions, type WarmupOptions } from '../core/options';
+import { defaultWarmupSizes, fail, HOST_OPTION_KEYS, optionKeys, deriveOptions, resolveOptions, type HostOptions, type WarmupOptions } from '../core/options';
 import { toExecutor, type Executor } from '../executors/executor';
 import { dedicatedMachineThreads, sharedMachineThreads } from '../executors/worker/thread-budget';
 import type { TensorData } from '../tensor/dtypes';
@@ -222,7 +222,7 @@ async function onnxHostHere(where: string, source: ModelSource, options: OnnxHos
     });
     const executor = executorFor(session, model, source);
     const generated = warmup === true ? { warmup: { samples: [zeroFeeds(model, tensor)], batchSizes: defaultWarmupSizes(resolved.maxBatchSize) } } : {};
-    const final = refineOptions(resolved, { name, batcher, ...generated });
+    const final = deriveOptions(where, resolved, {}, { name, batcher, ...generated });
     return await started(placement === undefined ? new OnnxHost(executor, final) : new ServingHost(executor, final, placement));
   } catch (e) {
     await session.release().catch(() => undefined);

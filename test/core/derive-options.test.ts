@@ -1,4 +1,4 @@
-import { deriveOptions, isResolved, refineOptions, resolveOptions } from '../../src/core/options';
+import { deriveOptions, isResolved, resolveOptions } from '../../src/core/options';
 import { ListBatcher } from '../../src/batchers/list-batcher';
 
 // deriveOptions: what an entry point works out itself (a worker count, a name, a batcher) is a
@@ -26,9 +26,4 @@ test('derived values are checked like the caller’s, with the same messages', (
   expect(() => deriveOptions('w', o, { maxConcurrentBatches: 0 })).toThrow(new RangeError('w: expected `maxConcurrentBatches` to be an integer from 1 and up, got 0 (number)'));
   expect(() => deriveOptions('w', o, { warmup: { samples: [1], batchSizes: [8] } })).toThrow(RangeError);
   expect(() => deriveOptions('w', { ...o }, {})).toThrow(new TypeError('w: deriveOptions takes the options that resolveOptions returned'));
-});
-
-test('options refined from resolved ones can still be derived from, with what the caller gave', () => {
-  const refined = refineOptions(resolveOptions('w', { maxBatchSize: 4, maxConcurrentBatches: 2 }), { name: 'x' });
-  expect(deriveOptions('w', refined, { maxConcurrentBatches: 5 }).maxConcurrentBatches).toBe(2);
 });
