@@ -1,3 +1,4 @@
+import { SERVING_DEFAULTS } from '../core/defaults';
 import { ServingError } from './errors';
 
 /**
@@ -56,7 +57,8 @@ export type ResolvedLimits = Required<ServerLimits>;
 export const DEFAULT_LIMITS: Readonly<Required<ServerLimits>> = {
   maxBodyBytes: 16 * 1024 * 1024,
   maxElements: 2 ** 22,
-  timeoutMs: 30_000,
+  // The same decision as the CLI's --timeout-ms: a server answers 504 rather than wait forever.
+  timeoutMs: SERVING_DEFAULTS.timeoutMs,
   maxTimeoutMs: 120_000,
   retryAfterSeconds: 1,
   maxConcurrentRequests: 1024,

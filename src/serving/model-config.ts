@@ -1,3 +1,4 @@
+import { HOST_DEFAULTS } from '../core/defaults';
 import { kserveDatatype } from './datatypes';
 import { DEFAULT_PLATFORM } from './metadata';
 import type { TensorSignature } from '../core/servable';
@@ -46,7 +47,7 @@ function configTensor(t: TensorSignature): ModelConfigTensor {
 /** Builds the config answer for a model. @internal */
 export function modelConfig(name: string, host: InferenceServable): ModelConfig {
   const o = host.options;
-  const queue = o?.maxQueueSize ?? Infinity;
+  const queue = o?.maxQueueSize ?? HOST_DEFAULTS.maxQueueSize;
   return {
     name,
     platform: host.model.platform ?? DEFAULT_PLATFORM,
@@ -55,7 +56,7 @@ export function modelConfig(name: string, host: InferenceServable): ModelConfig 
     input: host.model.inputs.map(configTensor),
     output: host.model.outputs.map(configTensor),
     dynamic_batching: {
-      max_queue_delay_microseconds: Math.round((o?.maxDelayMs ?? 0) * 1000),
+      max_queue_delay_microseconds: Math.round((o?.maxDelayMs ?? HOST_DEFAULTS.maxDelayMs) * 1000),
       default_queue_policy: { max_queue_size: Number.isFinite(queue) ? queue : 0 },
     },
   };
