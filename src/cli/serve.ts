@@ -161,10 +161,10 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   if (claimIdleMs !== undefined && redisUrl === undefined) throw new UsageError(`${cmd}: --claim-idle-ms needs --redis`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
-  const { createServingHost } = await import('../onnx/serving-host');
+  const { createOnnxHost } = await import('../onnx');
   const { createInferenceServer, handleShutdownSignals } = http;
   const metrics = loadMetrics(maxBatchSize);
-  const model = await createServingHost(modelPath, {
+  const model = await createOnnxHost(modelPath, {
     maxBatchSize,
     maxDelayMs,
     maxQueueSize,
