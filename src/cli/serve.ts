@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import type { HostObserver } from '../core/observer';
 import { availableParallelism } from 'node:os';
 import type { LogLevel, LogOptions, MetricsSource } from '../http';
@@ -171,7 +172,8 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     workers,
     threads,
     machine,
-    ...(name !== undefined ? { name } : {}),
+    // The model's URL name: --name, else the file's name without `.onnx`.
+    name: name ?? basename(resolve(modelPath)).replace(/\.onnx$/i, ''),
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
   });
   metrics?.watch(model);
