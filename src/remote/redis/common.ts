@@ -5,6 +5,18 @@ import { checkUrl, RedisConnection, type ConnectionEvents } from './connection';
 import { CLIENT_ID, redisKeys, type RedisKeys } from './keys';
 
 /**
+ * The defaults of the Redis transport's options, in one table (the TSDoc `@default`s state them).
+ * @internal
+ */
+export const REDIS_DEFAULTS = {
+  group: 'replicas',
+  claimIdleMs: 30_000,
+  heartbeatTtlMs: 2_000,
+  connectTimeoutMs: 10_000,
+  maxEntryBytes: 256 * 2 ** 20,
+} as const;
+
+/**
  * The options a replica ({@link serveHostOnRedis}) and a front end ({@link connectRedisHost}) share.
  *
  * @example
@@ -24,10 +36,10 @@ export interface RedisOptions {
    */
   group?: string;
   /**
-   * How long an entry may sit unanswered with a replica before another replica takes it over. A
-   * running batch renews its entries every third of this, so only a dead or stalled replica loses
-   * them: make it longer than a GC pause or a slow batch, shorter than callers will wait. A front
-   * end is `ready` while a replica has been seen within it.
+   * The last resort: how long an entry may sit unrenewed with a replica before another replica
+   * takes it over whatever that replica's heartbeat says. A dead replica's entries are taken over
+   * far sooner, when its heartbeat expires (`heartbeatTtlMs`); a running batch renews its entries
+   * every third of this. A front end is `ready` while a replica has been seen within it.
    * @default 30000
    */
   claimIdleMs?: number;
@@ -66,12 +78,12 @@ export function commonOptions(
 ): CheckedOptions {
   const url = checkUrl(where, o.url);
   const keys = redisKeys(where, o.model);
-  const group = o.group ?? 'replicas';
+  const group = o.group ?? REDIS_DEFAULTS.group;
   if (typeof group !== 'string' || !CLIENT_ID.test(group)) fail(where, 'group', '1 to 64 letters, digits, _ or -', o.group);
-  const claimIdleMs = o.claimIdleMs === undefined ? 30_000 : checkMs(where, 'claimIdleMs', o.claimIdleMs, 'positive');
+  const claimIdleMs = o.claimIdleMs === undefined ? REDIS_DEFAULTS.claimIdleMs : checkMs(where, 'claimIdleMs', o.claimIdleMs, 'positive');
   if (!Number.isFinite(claimIdleMs)) fail(where, 'claimIdleMs', 'a finite number of milliseconds', o.claimIdleMs, RangeError);
-  const connectTimeoutMs = o.connectTimeoutMs === undefined ? 10_000 : checkMs(where, 'connectTimeoutMs', o.connectTimeoutMs, 'positive');
-  const maxEntryBytes = o.maxEntryBytes ?? 256 * 2 ** 20;
+  const connectTimeoutMs = o.connectTimeoutMs === undefined ? REDIS_DEFAULTS.connectTimeoutMs : checkMs(where, 'connectTimeoutMs', o.connectTimeoutMs, 'positive');
+  const maxEntryBytes = o.maxEntryBytes ?? REDIS_DEFAULTS.maxEntryBytes;
   if (typeof maxEntryBytes !== 'number' || !Number.isInteger(maxEntryBytes) || maxEntryBytes < 1) {
     fail(where, 'maxEntryBytes', 'an integer number of bytes from 1 and up', o.maxEntryBytes, RangeError);
   }

@@ -13,7 +13,7 @@ import type { ServeHostOnRedisOptions as ReplicaOptions } from './replica-types'
 import { serveHostOnRedis as serveOnRedis } from './serve-on-redis';
 
 export { serveHostOnRedis as serveHost } from './serve-on-redis';
-export type { RedisReplica, RedisReplicaStats, RedisServable, ServeHostOnRedisOptions as ServeHostOptions } from './replica-types';
+export type { RedisReplica, RedisReplicaStats, RedisServable, RedisTakeover, ServeHostOnRedisOptions as ServeHostOptions } from './replica-types';
 export { connectRedisHost as connectHost, RedisHostClient } from './connect-redis-host';
 export type { ConnectRedisHostOptions as ConnectHostOptions, PublishedModel, PublishedTensor, RedisHostClientStats } from './front-end-types';
 export type { RedisOptions } from './common';

@@ -48,6 +48,47 @@ export interface ServeHostOnRedisOptions extends RedisOptions {
    * @default 60000
    */
   replyTtlMs?: number;
+  /**
+   * How old a replica's heartbeat may grow before the other replicas count it dead and take its
+   * entries over (it refreshes it every quarter of this, from its event loop). A living replica
+   * running a slow batch keeps its heartbeat and its entries; an event-loop stall this long (a
+   * model run inline that blocks it, a frozen process) looks like death: its entries run again
+   * elsewhere and its late answers are refused. Keep it well under your callers' timeout.
+   * @default 2000
+   */
+  heartbeatTtlMs?: number;
+  /**
+   * Called each time this replica takes over from a dead replica (or from entries idle past
+   * `claimIdleMs`): what it claimed, what it cleared, whether the dead replica left the group. Log
+   * it; an exception it throws is ignored.
+   * @default none (the takeover is only counted in `stats.takeovers`)
+   * @example
+   * ```ts
+   * const onTakeover = (t: RedisTakeover) => console.warn(`took over ${t.claimed.length} entries from ${t.from} (${t.reason}), cleared ${t.cleared}`);
+   * ```
+   */
+  onTakeover?: (takeover: RedisTakeover) => void;
+}
+
+/**
+ * One takeover, reported to {@link ServeHostOnRedisOptions.onTakeover}.
+ *
+ * @example
+ * ```ts
+ * const t: RedisTakeover = { from: 'replica-a', reason: 'heartbeat', claimed: ['1700000000000-0'], cleared: 2, removed: false };
+ * ```
+ */
+export interface RedisTakeover {
+  /** The consumer (replica) whose entries were taken over. */
+  readonly from: string;
+  /** `'heartbeat'`: its heartbeat expired (it died or froze); `'idle'`: an entry sat past `claimIdleMs`. */
+  readonly reason: 'heartbeat' | 'idle';
+  /** Ids of the entries this replica claimed to run (one at a time). */
+  readonly claimed: readonly string[];
+  /** Entries acknowledged and deleted without running: their caller is gone (deadline passed, or withdrawn). */
+  readonly cleared: number;
+  /** True when the dead replica, left with nothing pending, was removed from the consumer group. */
+  readonly removed: boolean;
 }
 
 
@@ -69,6 +110,10 @@ export interface RedisReplicaStats {
   readonly undecodable: number;
   /** Answers refused because another replica had taken the entry over meanwhile. */
   readonly refused: number;
+  /** Takeovers from dead replicas (or of entries idle past `claimIdleMs`), each reported to `onTakeover`. */
+  readonly takeovers: number;
+  /** Entries of dead replicas retired without running because their caller was gone. */
+  readonly cleared: number;
 }
 
 /** A replica serving a host from Redis, from {@link serveHostOnRedis}. */

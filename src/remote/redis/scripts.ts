@@ -70,22 +70,93 @@ return lost
 };
 
 /**
- * Takes over entries idle past a limit (their replica died or stalled): KEYS = [requests]; ARGV =
- * [group, consumer, min idle ms, count]. Returns `{ {id, fields, deliveries}... }`, the ids that
- * were deleted meanwhile, and the server's TIME.
+ * Takes over the work of replicas that died or stalled, and clears what they leave behind:
+ * KEYS = [requests, replicas]; ARGV = [group, consumer, min idle ms, heartbeat ttl ms, want (0 or
+ * 1), scan]. A consumer is dead when its heartbeat (its score in `replicas`, the server's clock) is
+ * older than the ttl or gone; a living one is never touched by that rule. Of a dead consumer's
+ * pending entries (and, as the last resort, of any other consumer's entries idle past min idle):
+ * an entry whose caller is gone (deleted by its front end, or past its deadline) is acknowledged
+ * and deleted; up to `want` of the others are claimed for this replica. A dead consumer left with
+ * nothing pending is removed from the group and from `replicas`. Returns `{ {id, fields,
+ * deliveries}... }`, one `{ from, reason, cleared, removed, ids... }` per consumer acted on, and the
+ * server's time in ms.
  */
-export const CLAIM: RedisScript = {
-  name: 'claim',
+export const TAKEOVER: RedisScript = {
+  name: 'takeover',
   source: `
-local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', ARGV[4])
-local out = {}
-for _, e in ipairs(r[2]) do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
-  local n = 0
-  if #p > 0 then n = p[1][4] end
-  out[#out + 1] = { e[1], e[2], n }
+local stream, replicas = KEYS[1], KEYS[2]
+local group, me, idle, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local want, scan = tonumber(ARGV[5]), ARGV[6]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local claimed, events, byFrom = {}, {}, {}
+local function event(from, reason)
+  local e = byFrom[from]
+  if e == nil then
+    e = { from, reason, 0, 0 }
+    byFrom[from] = e
+    events[#events + 1] = e
+  end
+  return e
 end
-return { out, r[3] or {}, redis.call('TIME') }
+local function expired(id, fields)
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 't' then
+      local ms = tonumber(fields[i + 1])
+      if ms == nil then return false end
+      return tonumber(string.sub(id, 1, string.find(id, '-', 1, true) - 1)) + ms <= now
+    end
+  end
+  return false
+end
+local function sweep(pending, reason)
+  for _, p in ipairs(pending) do
+    local id, from = p[1], p[2]
+    if from ~= me then
+      local found = redis.call('XRANGE', stream, id, id)
+      if #found == 0 then
+        redis.call('XACK', stream, group, id)
+        local e = event(from, reason)
+        e[3] = e[3] + 1
+      elseif expired(id, found[1][2]) then
+        redis.call('XACK', stream, group, id)
+        redis.call('XDEL', stream, id)
+        local e = event(from, reason)
+        e[3] = e[3] + 1
+      elseif #claimed < want then
+        local c = redis.call('XCLAIM', stream, group, me, 0, id)
+        if #c > 0 then
+          claimed[#claimed + 1] = { id, c[1][2], p[4] + 1 }
+          local e = event(from, reason)
+          e[#e + 1] = id
+        end
+      end
+    end
+  end
+end
+local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', stream, group)
+if not ok then consumers = {} end
+for _, c in ipairs(consumers) do
+  local name, pending = nil, 0
+  for i = 1, #c - 1, 2 do
+    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = tonumber(c[i + 1]) end
+  end
+  if name ~= nil and name ~= me then
+    local beat = redis.call('ZSCORE', replicas, name)
+    if not beat or now - tonumber(beat) > ttl then
+      if pending > 0 then sweep(redis.call('XPENDING', stream, group, '-', '+', scan, name), 'heartbeat') end
+      if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
+        redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
+        redis.call('ZREM', replicas, name)
+        event(name, 'heartbeat')[4] = 1
+      end
+    end
+  end
+end
+if #claimed < want and #consumers > 0 then
+  sweep(redis.call('XPENDING', stream, group, 'IDLE', idle, '-', '+', scan), 'idle')
+end
+return { claimed, events, now }
 `,
 };
 

@@ -5,17 +5,17 @@ import { DeliveryLimitError } from '../../core/errors';
 import { checkMs, fail, optionKeys, rejectUnknownKeys, type RequestOptions } from '../../core/options';
 import { isServableWith, type ServableWith } from '../../core/servable';
 import type { SocketTensorReviver } from '../wire/codec';
-import { commonOptions, ConnectionPair } from './common';
-import type { RedisReplica, RedisReplicaStats, ServeHostOnRedisOptions } from './replica-types';
+import { commonOptions, ConnectionPair, REDIS_DEFAULTS } from './common';
+import type { RedisReplica, RedisReplicaStats, RedisTakeover, ServeHostOnRedisOptions } from './replica-types';
 import { redactUrl, type RedisConnection } from './connection';
 import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
-import { CLAIM, HEARTBEAT, LEAVE, RENEW, REPLY } from './scripts';
+import { HEARTBEAT, LEAVE, RENEW, REPLY, TAKEOVER } from './scripts';
 import { ensureGroup, entryTime, serverTime, type RawEntry } from './stream';
 
 const KEYS = optionKeys<ServeHostOnRedisOptions>({
   url: true, model: true, group: true, claimIdleMs: true, connectTimeoutMs: true, maxEntryBytes: true, tensor: true,
-  consumer: true, maxDeliveries: true, blockMs: true, replyTtlMs: true,
+  consumer: true, maxDeliveries: true, blockMs: true, replyTtlMs: true, heartbeatTtlMs: true, onTakeover: true,
 });
 
 interface Held {
@@ -31,8 +31,13 @@ interface Held {
  * now (`XREADGROUP ... COUNT free`), so batching stays work-conserving across the cluster and a busy
  * replica never holds work an idle one could run. Front ends use {@link connectRedisHost}.
  *
- * Entries that a dead or stalled replica held are taken over after `claimIdleMs`, run alone, and
- * answered with {@link DeliveryLimitError} after `maxDeliveries` deliveries without an answer.
+ * A replica refreshes its heartbeat every quarter of `heartbeatTtlMs`. The entries of a replica
+ * whose heartbeat is older than that (it died, or froze) are taken over at once, run alone, and
+ * answered with {@link DeliveryLimitError} after `maxDeliveries` deliveries without an answer; those
+ * whose caller is gone (past their deadline, or withdrawn) are acknowledged and deleted without
+ * running, and the dead replica is removed from the group. Each takeover is counted
+ * (`stats.takeovers`) and reported to `onTakeover`. Entries idle past `claimIdleMs` are taken over
+ * whatever the heartbeat says, as the last resort.
  * Answering is atomic with acknowledging and checks ownership first, so each caller gets one answer.
  * Execution is at-least-once: the batch function must be safe to run twice for the same input.
  *
@@ -68,6 +73,8 @@ class Replica implements RedisReplica {
   readonly #maxDeliveries: number;
   readonly #blockMs: number;
   readonly #replyTtlMs: number;
+  readonly #heartbeatTtlMs: number;
+  readonly #onTakeover: ((takeover: RedisTakeover) => void) | undefined;
   readonly #maxEntryBytes: number;
   readonly #revive: SocketTensorReviver;
   readonly #commands: RedisConnection;
@@ -85,7 +92,7 @@ class Replica implements RedisReplica {
   readonly #outbox: Array<{ id: string; replyKey: string | undefined; requestId: string; payload: Buffer | undefined; done: () => void }> = [];
   #closing: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
-  #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0 };
+  #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0, takeovers: 0, cleared: 0 };
 
   constructor(where: string, host: ServableWith<'inference' | 'stats' | 'options'>, o: ServeHostOnRedisOptions) {
     this.#host = host;
@@ -97,6 +104,10 @@ class Replica implements RedisReplica {
     if (!Number.isInteger(this.#maxDeliveries) || this.#maxDeliveries < 1) fail(where, 'maxDeliveries', 'an integer from 1 and up', o.maxDeliveries, RangeError);
     this.#blockMs = o.blockMs === undefined ? 1_000 : checkMs(where, 'blockMs', o.blockMs, 'positive');
     this.#replyTtlMs = o.replyTtlMs === undefined ? 60_000 : checkMs(where, 'replyTtlMs', o.replyTtlMs, 'positive');
+    this.#heartbeatTtlMs = o.heartbeatTtlMs === undefined ? REDIS_DEFAULTS.heartbeatTtlMs : checkMs(where, 'heartbeatTtlMs', o.heartbeatTtlMs, 'positive');
+    if (!Number.isFinite(this.#heartbeatTtlMs)) fail(where, 'heartbeatTtlMs', 'a finite number of milliseconds', o.heartbeatTtlMs, RangeError);
+    if (o.onTakeover !== undefined && typeof o.onTakeover !== 'function') fail(where, 'onTakeover', 'a function (takeover) => void', o.onTakeover);
+    this.#onTakeover = o.onTakeover;
     this.#connections = new ConnectionPair(where, this.#url, common.connectTimeoutMs, {
       // A restarted Redis is empty: the stream, the group and the heartbeat come back at once.
       onUp: () => void this.#prepare().catch(() => undefined),
@@ -112,10 +123,11 @@ class Replica implements RedisReplica {
   async open(): Promise<void> {
     await this.#connections.open(() => this.#prepare());
     const every = Math.max(10, Math.floor(this.#claimIdleMs / 3));
+    const beat = Math.max(10, Math.floor(this.#heartbeatTtlMs / 4));
     // Timers never keep the process alive by themselves: the caller's host and close() decide.
-    this.#heartbeatTimer = setInterval(() => void this.#heartbeat().catch(() => undefined), every).unref();
+    this.#heartbeatTimer = setInterval(() => void this.#heartbeat().catch(() => undefined), beat).unref();
     this.#renewTimer = setInterval(() => void this.#renew().catch(() => undefined), every).unref();
-    this.#claimTimer = setInterval(() => void this.#claim().catch(() => undefined), every).unref();
+    this.#claimTimer = setInterval(() => void this.#claim().catch(() => undefined), Math.min(every, beat)).unref();
     this.#loop = this.#pullLoop();
   }
 
@@ -130,7 +142,7 @@ class Replica implements RedisReplica {
   }
 
   #heartbeat(): Promise<unknown> {
-    return this.#commands.script(HEARTBEAT, [this.#keys.replicas], [this.consumer, String(this.#claimIdleMs * 2)]);
+    return this.#commands.script(HEARTBEAT, [this.#keys.replicas], [this.consumer, String(Math.max(this.#claimIdleMs, this.#heartbeatTtlMs) * 2)]);
   }
 
   /** How many more entries the host can start now: free batch slots' rows, less what it holds. */
@@ -305,36 +317,47 @@ class Replica implements RedisReplica {
   }
 
   /**
-   * Takes over one entry idle past claimIdleMs, when the host is free to run it alone. One at a
-   * time, because a taken-over entry may be the poison that killed its last replica: were several
-   * held here at once, this replica's crash would count a delivery against each, and the innocent
-   * ones would reach maxDeliveries with the guilty one. After each runs, the next is claimed at once.
+   * Takes over the work of dead replicas (heartbeat expired) and entries idle past claimIdleMs:
+   * clears those whose caller is gone, removes dead replicas from the group, and claims one entry
+   * when the host is free to run it alone. One at a time, because a taken-over entry may be the
+   * poison that killed its last replica: were several held here at once, this replica's crash would
+   * count a delivery against each, and the innocent ones would reach maxDeliveries with the guilty
+   * one. After each runs, the next is claimed at once. Clearing goes on while the host is busy.
    */
   async #claim(): Promise<void> {
-    if (this.#claiming || this.#capacity() === 0 || this.#held.size > 0 || !this.#commands.up) return;
+    if (this.#claiming || !this.#commands.up || this.#closing !== undefined) return;
     this.#claiming = true;
     try {
-      await this.#claimOne();
+      await this.#claimOne(this.#capacity() > 0 && this.#held.size === 0 ? 1 : 0);
     } finally {
       this.#claiming = false;
     }
   }
 
-  async #claimOne(): Promise<void> {
-    const count = 1;
-    const [claimed, , time] = await this.#commands.script<[Array<[Buffer, Buffer[], number]>, unknown, [Buffer, Buffer]]>(
-      CLAIM,
-      [this.#keys.requests],
-      [this.#group, this.consumer, String(this.#claimIdleMs), String(count)],
+  async #claimOne(want: number): Promise<void> {
+    const [claimed, events, now] = await this.#commands.script<[Array<[Buffer, Buffer[], number]>, Array<[Buffer, Buffer, number, number, ...Buffer[]]>, number]>(
+      TAKEOVER,
+      [this.#keys.requests, this.#keys.replicas],
+      [this.#group, this.consumer, String(this.#claimIdleMs), String(this.#heartbeatTtlMs), String(want), '64'],
       true,
     );
+    for (const [from, reason, cleared, removed, ...ids] of events) this.#tookOver({ from: from.toString(), reason: reason.toString() as RedisTakeover['reason'], claimed: ids.map(String), cleared: Number(cleared), removed: Number(removed) === 1 });
     if (claimed.length === 0) return;
     this.#stats.reclaimed += claimed.length;
-    const now = Number(time[0].toString()) * 1000 + Math.floor(Number(time[1].toString()) / 1000);
-    for (const [id, fields, deliveries] of claimed) this.#accept([id, fields], Number(deliveries), now);
+    for (const [id, fields, deliveries] of claimed) this.#accept([id, fields], Number(deliveries), Number(now));
     // Answered without running (poison, expired, unreadable): look for the next one at once.
     if (this.#isolated.length === 0 && this.#held.size === 0) setImmediate(() => void this.#claim().catch(() => undefined));
     this.#poke();
+  }
+
+  #tookOver(takeover: RedisTakeover): void {
+    this.#stats.takeovers++;
+    this.#stats.cleared += takeover.cleared;
+    try {
+      this.#onTakeover?.(takeover);
+    } catch {
+      // a reporting hook must not stop the takeover
+    }
   }
 
   close(options: { graceMs?: number } = {}): Promise<void> {
@@ -343,11 +366,11 @@ class Replica implements RedisReplica {
       this.#reader.destroy(); // cuts a blocking read short
       this.#poke();
       await this.#loop;
-      // No new work, no heartbeat; renewals go on while answers are still due.
-      clearInterval(this.#heartbeatTimer);
+      // No new work; the heartbeat and renewals go on while answers are still due.
       clearInterval(this.#claimTimer);
       const deadline = Date.now() + graceMs;
       while (this.#held.size > 0 && Date.now() < deadline) await this.#nextChange(Math.min(100, deadline - Date.now()));
+      clearInterval(this.#heartbeatTimer);
       clearInterval(this.#renewTimer);
       await this.#commands.script(LEAVE, [this.#keys.requests, this.#keys.replicas], [this.#group, this.consumer]).catch(() => undefined);
       await this.#connections.close();

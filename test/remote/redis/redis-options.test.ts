@@ -34,7 +34,10 @@ test.each([
   [{ url, model: 'm', maxDeliveries: 0 }, new RangeError('serveHostOnRedis: expected `maxDeliveries` to be an integer from 1 and up, got 0 (number)')],
   [{ url, model: 'm', consumer: 'a/b' }, new TypeError('serveHostOnRedis: expected `consumer` to be 1 to 64 letters, digits, _ or -, got "a/b" (string)')],
   [{ url, model: 'm', blockMs: -1 }, new RangeError('serveHostOnRedis: expected `blockMs` to be a number of milliseconds > 0 (or Infinity), got -1 (number)')],
-  [{ url, model: 'm', claim: 1 }, new TypeError('serveHostOnRedis: unknown option `claim`; the known options are `url`, `model`, `group`, `claimIdleMs`, `connectTimeoutMs`, `maxEntryBytes`, `tensor`, `consumer`, `maxDeliveries`, `blockMs`, `replyTtlMs`')],
+  [{ url, model: 'm', claim: 1 }, new TypeError('serveHostOnRedis: unknown option `claim`; the known options are `url`, `model`, `group`, `claimIdleMs`, `connectTimeoutMs`, `maxEntryBytes`, `tensor`, `consumer`, `maxDeliveries`, `blockMs`, `replyTtlMs`, `heartbeatTtlMs`, `onTakeover`')],
+  [{ url, model: 'm', heartbeatTtlMs: 0 }, new RangeError('serveHostOnRedis: expected `heartbeatTtlMs` to be a number of milliseconds > 0 (or Infinity), got 0 (number)')],
+  [{ url, model: 'm', heartbeatTtlMs: Infinity }, new RangeError('serveHostOnRedis: expected `heartbeatTtlMs` to be a finite number of milliseconds, got Infinity (number)')],
+  [{ url, model: 'm', onTakeover: 'log' }, new TypeError('serveHostOnRedis: expected `onTakeover` to be a function (takeover) => void, got "log" (string)')],
 ])('serveHostOnRedis(host, %p) is refused', async (options, error) => {
   await expect(serveHost(host, options as never)).rejects.toThrow(error);
 });
