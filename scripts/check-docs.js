@@ -87,7 +87,20 @@ function applyReadmeSetup(tsconfigText) {
   return tsconfigText.slice(0, insert) + '    ' + options.trimEnd() + '\n' + tsconfigText.slice(insert);
 }
 
-function makeConsumer(work) {
+/** Packages the blocks import besides microbatch, its peers and node: (express, fastify, ...). */
+function importedPackages(blocks) {
+  const names = new Set();
+  for (const b of blocks) {
+    for (const m of b.code.matchAll(/(?:from|import)\s+'([^'.][^']*)'/g)) {
+      const parts = m[1].split('/');
+      const name = m[1].startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+      if (!m[1].startsWith('node:') && name !== 'microbatch') names.add(name);
+    }
+  }
+  return [...names];
+}
+
+function makeConsumer(work, blocks) {
   const pkg = require(path.join(ROOT, 'package.json'));
   say('npm pack (prepack builds dist/)');
   const packed = run('npm', ['pack', '--silent', '--pack-destination', work], ROOT).trim().split('\n').pop();
@@ -99,7 +112,13 @@ function makeConsumer(work) {
   run('npm', ['pkg', 'set', 'type=module'], consumer);
   // The peers and the toolchain at the exact versions this project is tested with (npm's cache).
   const dev = pkg.devDependencies;
-  const peers = Object.keys(pkg.peerDependencies).map((name) => `${name}@${dev[name]}`);
+  const deps = { ...pkg.dependencies };
+  const extra = importedPackages(blocks).filter((n) => !(n in pkg.peerDependencies) && !(n in deps));
+  for (const name of extra) {
+    if (!(name in dev)) throw new Error(`a doc block imports ${name}, which is not a devDependency: add it there (its tested version)`);
+  }
+  const typings = extra.map((n) => `@types/${n}`).filter((n) => n in dev);
+  const peers = [...Object.keys(pkg.peerDependencies), ...extra, ...typings].map((name) => `${name}@${dev[name]}`);
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...peers,
     `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`], consumer, false);
   run('npx', ['--no-install', 'tsc', '--init'], consumer);
@@ -136,7 +155,7 @@ function main() {
   const keep = process.argv.includes('--keep');
   const work = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), 'microbatch-docs-'));
   try {
-    const consumer = makeConsumer(work);
+    const consumer = makeConsumer(work, whole);
     fs.mkdirSync(path.join(consumer, 'snippets'));
     const modules = new Map();
     for (const b of whole) {
