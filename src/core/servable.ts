@@ -52,7 +52,7 @@ export interface ServableGenerateOptions {
 /** A stream of generated token ids; it throws the sequence's error, if any. */
 export type ServableTokenStream = AsyncIterable<number> & {
   /** Why the stream ended once it ended cleanly (`'stop'`: a stop token, `'length'`: `maxTokens`). */
-  readonly finishReason?: string;
+  readonly finishReason?: string | undefined;
 };
 
 /**
@@ -85,24 +85,24 @@ export interface Servable<In = never, Out = unknown> {
    * it, such as the metric adapters, asks for it with {@link ServableWith}).
    * @default undefined (events and statistics of this servable cannot be told apart)
    */
-  readonly name?: string;
+  readonly name?: string | undefined;
   /**
    * The model version serving now; it changes when the host reloads.
    * @default '1'
    */
-  readonly version?: string;
+  readonly version?: string | undefined;
   /**
    * Whether it can serve now (a remote front end is ready while a replica is in sight). While
    * false, readiness probes answer "not ready"; requests are still accepted.
    * @default true
    */
-  readonly ready?: boolean;
+  readonly ready?: boolean | undefined;
   /** The model's inputs and outputs, which requests are checked against before they are queued. */
-  readonly model?: ModelSignature;
+  readonly model?: ModelSignature | undefined;
   /** Current limits: `maxBatchSize` bounds one request's rows; the rest is reported. */
-  readonly options?: ServableLimits;
+  readonly options?: ServableLimits | undefined;
   /** Live counters. */
-  readonly stats?: ServableStats;
+  readonly stats?: ServableStats | undefined;
   /** Runs one request (batched with concurrent ones). */
   inference?(item: In, options?: RequestOptions): Promise<Out>;
   /** Generates from token ids. */
