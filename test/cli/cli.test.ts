@@ -179,4 +179,5 @@ test('--help, --version, and usage errors (exit 2, with a message)', async () =>
   expect(noFile).toMatchObject({ code: 2, stderr: expect.stringContaining('no such model file') });
   expect(badLevel).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-level must be one of debug, info, warn, error, silent, got "loud"') });
   expect(badFormat).toMatchObject({ code: 2, stderr: expect.stringContaining('microbatch serve: --log-format must be text or json, got "xml"') });
-});
+  // Eleven ts-node processes start at once: on a busy 2-core machine that alone has taken 15 s.
+}, 90_000);
