@@ -21,6 +21,7 @@ export interface ServerLimits {
   /**
    * Per-request time limit in milliseconds when the client names none; past it the answer is 504.
    * A client may ask for another with the `Timeout-Ms` header or `parameters.timeout_ms` in the body.
+   * A host's own `timeoutMs` (its `options.timeoutMs`) holds unless the client or this asks for less.
    * @default 30000
    */
   timeoutMs?: number;
@@ -81,12 +82,21 @@ export function resolveLimits(where: string, limits: ServerLimits | undefined): 
 }
 
 /**
- * The time limit of one request: what the client asked for (any transport's way of asking), else
- * `timeoutMs`, clamped to `maxTimeoutMs`.
+ * The time limit to pass with one request, or `undefined` to leave the servable's own
+ * (`hostTimeoutMs`, its `options.timeoutMs`) in force: what the client asked for (any transport's
+ * way of asking), else `timeoutMs`, clamped to `maxTimeoutMs`; a servable's own limit holds unless
+ * that is shorter. A servable without a limit of its own (`undefined` or `Infinity`) gets it as is.
  * @internal
  */
-export function requestTimeout(asked: number | undefined, limits: ResolvedLimits): number {
-  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+export function requestTimeout(asked: number | undefined, limits: ResolvedLimits, hostTimeoutMs?: number): number | undefined {
+  const wanted = Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+  return hostTimeoutMs !== undefined && hostTimeoutMs <= wanted ? undefined : wanted;
+}
+
+/** A servable's own time limit (`options.timeoutMs`), if it has one. @internal */
+export function ownTimeout(servable: { readonly options?: { readonly timeoutMs?: number } | undefined }): number | undefined {
+  const t = servable.options?.timeoutMs;
+  return typeof t === 'number' && t > 0 ? t : undefined;
 }
 
 /**
