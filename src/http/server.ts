@@ -178,7 +178,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
       case 'stats': {
         const host = modelFor(found.model, found.version);
-        return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host.name)] });
+        return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host)] });
       }
       case 'generate':
       case 'generate-stream':
@@ -186,7 +186,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       case 'infer': {
         if (closing) throw shuttingDown();
         const host = modelFor(found.model, found.version);
-        gate.enter(); // before the body is read
+        gate.enter(host.name); // before the body is read
         try {
           return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
         } finally {

@@ -1,4 +1,6 @@
+import { channel } from 'node:diagnostics_channel';
 import { SERVING_DEFAULTS } from '../core/defaults';
+import { CHANNELS, type RequestEvent } from '../core/observer';
 import { ServingError } from './errors';
 
 /**
@@ -99,10 +101,13 @@ export function ownTimeout(servable: { readonly options?: { readonly timeoutMs?:
   return typeof t === 'number' && t > 0 ? t : undefined;
 }
 
+const refusedChannel = channel(CHANNELS.refused);
+
 /**
  * Counts the requests a server holds at once (`maxConcurrentRequests`), over every model and
  * generator and every transport that shares it: one past the limit is refused before its body is
- * read, so that a flood costs neither memory nor parsing.
+ * read, so that a flood costs neither memory nor parsing. Each refusal of a request for a named
+ * host is published on `CHANNELS.refused`, so that metrics count it as the host's own refusals.
  * @internal
  */
 export class RequestGate {
@@ -113,9 +118,16 @@ export class RequestGate {
     this.#max = maxConcurrentRequests;
   }
 
-  /** Takes a place, or throws `'unavailable'` `queue_full` (retry later) when all are taken; give it back with {@link leave}. */
-  enter(): void {
+  /**
+   * Takes a place, or throws `'unavailable'` `queue_full` (retry later) when all are taken; give it
+   * back with {@link leave}. `host`: the name of the host the request is for, whose metrics count the refusal.
+   */
+  enter(host?: string): void {
     if (this.#held >= this.#max) {
+      if (host !== undefined && refusedChannel.hasSubscribers) {
+        const event: RequestEvent = { host, outcome: 'queue-full', rows: 0, queueMs: 0, runMs: 0, totalMs: 0 };
+        refusedChannel.publish(event);
+      }
       throw new ServingError('unavailable', 'queue_full', `the server is already handling ${this.#max} inference requests (limits.maxConcurrentRequests); retry later`, { retry: true });
     }
     this.#held++;
