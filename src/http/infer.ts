@@ -94,7 +94,10 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
     const coding = acceptedCoding(req.headers['accept-encoding']);
     // Inference-Header-Content-Length keeps counting uncompressed bytes, as Triton's clients expect.
     if (coding === undefined) send(res, 200, out.headers, out.body);
-    else send(res, 200, { ...out.headers, 'Content-Encoding': coding, Vary: 'Accept-Encoding' }, await compress(out.body, coding));
+    else {
+      const vary = res.getHeader('Vary'); // `Origin` when CORS is on
+      send(res, 200, { ...out.headers, 'Content-Encoding': coding, Vary: vary === undefined ? 'Accept-Encoding' : `${String(vary)}, Accept-Encoding` }, await compress(out.body, coding));
+    }
   } catch (e) {
     throw toHttpError(e, ctx.limits.retryAfterSeconds);
   } finally {

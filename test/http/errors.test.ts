@@ -108,7 +108,7 @@ describe('routes', () => {
 
   test('404 for an unknown route', async () => {
     await expectError(call(port, 'GET', '/v1/nothing/here'), 404, 'not_found', /no route for GET \/v1\/nothing\/here/);
-    await expectError(call(port, 'GET', '/metrics'), 404, 'not_found', /no metrics source/);
+    await expectError(call(port, 'GET', '/metrics'), 404, 'not_found', /no metrics source: in code, pass `metrics` .* to createInferenceServer; with `microbatch serve`, install prom-client \(npm install prom-client\)/);
   });
 
   test('405 with Allow for a wrong method', async () => {
