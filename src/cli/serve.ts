@@ -34,6 +34,7 @@ export const SERVE_DEFAULTS = {
   'log-level': 'info',
   'log-format': 'text',
   'claim-idle-ms': 30_000,
+  'cors-origin': 'none',
 } as const;
 const D = SERVE_DEFAULTS;
 
@@ -69,6 +70,12 @@ Options:
   --watch               reload the model when its file changes: the new version loads
                         beside the serving one, which answers until it is ready; a file
                         that fails to load is logged and the old version keeps serving
+  --warmup              run zero-filled batches (sizes 1, 2, 4... up to --max-batch-size)
+                        before serving, and before each --watch reload takes over, so
+                        the first requests do not pay the model's first-run cost
+  --cors-origin ORIGIN  let pages from ORIGIN (https://app.example.com, or *) call the
+                        server from a browser (CORS); repeat it or separate origins
+                        with commas                                      (default ${D['cors-origin']})
   -h, --help            show this help
 
 Example:
@@ -94,6 +101,8 @@ const OPTIONS: Options = {
   redis: { type: 'string' },
   'claim-idle-ms': { type: 'string' },
   watch: { type: 'boolean' },
+  warmup: { type: 'boolean' },
+  'cors-origin': { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -112,6 +121,9 @@ function loadMetrics(maxBatchSize: number): { observer: HostObserver; registry: 
     // The process's own CPU, memory and event-loop lag beside the model's: an overloaded server
     // shows in both.
     collectDefaultMetrics({ register: registry });
+    // prom-client's `nodejs_active_*_total` are gauges named as counters, which `promtool check
+    // metrics` rejects; `nodejs_active_handles`, `_requests` and `_resources` (by type) stay.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
     return { observer: prom.observer, registry, watch: (host) => prom.watch(host) };
   } catch {
     return undefined;
@@ -160,6 +172,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);
   const claimIdleMs = numberFlag(cmd, values, 'claim-idle-ms', { min: 1 });
   if (claimIdleMs !== undefined && redisUrl === undefined) throw new UsageError(`${cmd}: --claim-idle-ms needs --redis`);
+  const corsOrigins = await corsFlag(cmd, values['cors-origin']);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
   const { createOnnxHost } = await import('../onnx');
@@ -175,6 +188,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     // The model's URL name: --name, else the file's name without `.onnx`.
     name: name ?? basename(resolve(modelPath)).replace(/\.onnx$/i, ''),
     ...(metrics !== undefined ? { observer: metrics.observer } : {}),
+    ...(values.warmup === true ? { warmup: true as const } : {}),
   });
   metrics?.watch(model);
   // Room for a full queue plus a running batch per worker, so that --max-queue-size is the bound
@@ -184,6 +198,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     models: { [model.name]: model },
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
     log,
   });
   const address = await server.listen(port, host);
@@ -205,6 +220,18 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
   return undefined;
+}
+
+/** `--cors-origin` (repeated, or comma-separated) as the server's `corsOrigins`, checked now: a bad origin is a {@link UsageError}. */
+async function corsFlag(cmd: string, raw: unknown): Promise<string[]> {
+  const origins = (Array.isArray(raw) ? (raw as string[]) : []).flatMap((v) => v.split(',')).map((o) => o.trim()).filter((o) => o !== '');
+  const { checkCorsOrigins } = await import('../http/cors');
+  try {
+    checkCorsOrigins(`${cmd}: --cors-origin`, origins);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return origins;
 }
 
 /** `--redis`: serves the model to front ends through Redis too (loaded only then: it needs the redis package). */

@@ -58,8 +58,14 @@ export interface RequestEvent {
   readonly totalMs: number;
 }
 
-/** The `node:diagnostics_channel` names a host publishes {@link BatchEvent}s and {@link RequestEvent}s on. */
-export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request' } as const;
+/**
+ * The `node:diagnostics_channel` names: a host publishes its {@link BatchEvent}s on `batch` and
+ * {@link RequestEvent}s on `request`; a transport publishes on `refused` a {@link RequestEvent}
+ * (0 rows, outcome `'queue-full'`) for each request it refused before the host saw it (the HTTP
+ * server's `limits.maxConcurrentRequests`), which the metric adapters and `/stats` count beside
+ * the host's own.
+ */
+export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request', refused: 'microbatch:refused' } as const;
 
 /**
  * Receives a host's reports. Every method is optional and is called synchronously on the host's

@@ -120,6 +120,12 @@ export interface ServableLimits {
   readonly maxConcurrentBatches?: number;
   readonly maxDelayMs?: number;
   readonly maxQueueSize?: number;
+  /**
+   * Its own time limit per request in milliseconds (`Infinity`: none): a transport passes a
+   * shorter one only when its client or server asks for less.
+   * @default Infinity
+   */
+  readonly timeoutMs?: number;
 }
 
 /** A servable's live counters, as consumers read them. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { decodeGenerateRequest, servedVersion, type GenerativeServable, type ResolvedLimits, type Tokenizer } from '../serving';
+import { decodeGenerateRequest, ownTimeout, servedVersion, type GenerativeServable, type ResolvedLimits, type Tokenizer } from '../serving';
 import { decodeBody } from './compression';
 import { HttpError, toHttpError } from './http-error';
 import { clientTimeout, parseJson } from './infer';
@@ -26,7 +26,7 @@ export interface GenerateContext {
 export async function handleGenerate(req: IncomingMessage, res: ServerResponse, ctx: GenerateContext, stream: boolean): Promise<void> {
   const body = await decodeBody(req.headers['content-encoding'], await readBody(req, ctx.limits.maxBodyBytes), ctx.limits.maxBodyBytes);
   const r = decodeGenerateRequest(parseJson(body), ctx.tokenizer);
-  const timeoutMs = clientTimeout(req, r.timeoutMs, ctx.limits);
+  const timeoutMs = clientTimeout(req, r.timeoutMs, ctx.limits, ownTimeout(ctx.host));
   const abort = new AbortController();
   const onClose = (): void => {
     if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
@@ -37,7 +37,7 @@ export async function handleGenerate(req: IncomingMessage, res: ServerResponse, 
   const { tokenizer } = ctx;
   const tokens = ctx.host.generate(r.prompt, {
     signal: abort.signal,
-    timeoutMs,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(r.maxTokens === undefined ? {} : { maxTokens: r.maxTokens }),
     ...(r.stopTokens === undefined ? {} : { stopTokens: r.stopTokens }),
     ...(r.priority === undefined ? {} : { priority: r.priority }),

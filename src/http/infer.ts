@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptedCoding, compress, decodeBody } from './compression';
-import { decodeRequest, invalidArgument, requestTimeout, servedVersion, type InferenceServable, type ResolvedLimits } from '../serving';
+import { decodeRequest, invalidArgument, ownTimeout, requestTimeout, servedVersion, type InferenceServable, type ResolvedLimits } from '../serving';
 import { encodeResponse, HEADER_LENGTH } from './encode-response';
 import { toHttpError } from './http-error';
 import { readBody } from './read-body';
@@ -44,8 +44,11 @@ export function parseJson(bytes: Buffer): unknown {
   }
 }
 
-/** The time limit a client asked for (header, else body), within the server's limits. @internal */
-export function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limits: ResolvedLimits): number {
+/**
+ * The time limit to pass with a request: the client's (header, else body) within the server's
+ * limits, or `undefined` where the host's own limit is the shorter one and holds. @internal
+ */
+export function clientTimeout(req: IncomingMessage, fromBody: number | undefined, limits: ResolvedLimits, hostTimeoutMs: number | undefined): number | undefined {
   const header = req.headers[TIMEOUT_HEADER];
   let asked = fromBody;
   if (header !== undefined) {
@@ -53,7 +56,7 @@ export function clientTimeout(req: IncomingMessage, fromBody: number | undefined
     if (!(n > 0)) throw invalidArgument('invalid_header', `the Timeout-Ms header must be a positive number of milliseconds, got ${JSON.stringify(header)}`);
     asked = n;
   }
-  return requestTimeout(asked, limits);
+  return requestTimeout(asked, limits, hostTimeoutMs);
 }
 
 /**
@@ -76,7 +79,7 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
     maxElements: ctx.limits.maxElements,
     binary: parts === 'json' ? undefined : body.subarray(headerLength),
   });
-  const timeoutMs = clientTimeout(req, request.timeoutMs, ctx.limits);
+  const timeoutMs = clientTimeout(req, request.timeoutMs, ctx.limits, ownTimeout(ctx.host));
 
   const abort = new AbortController();
   const onClose = (): void => {
@@ -84,14 +87,17 @@ export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx
   };
   res.once('close', onClose);
   try {
-    const results = await ctx.host.inference(request.feeds, { timeoutMs, signal: abort.signal });
+    const results = await ctx.host.inference(request.feeds, { ...(timeoutMs === undefined ? {} : { timeoutMs }), signal: abort.signal });
     // The version serving when the answer is written: around a reload, a request accepted before the
     // swap may be answered by either version (docs/http.md, "Versions").
     const out = encodeResponse(ctx.modelName, servedVersion(ctx.host), request, results, ctx.int64As);
     const coding = acceptedCoding(req.headers['accept-encoding']);
     // Inference-Header-Content-Length keeps counting uncompressed bytes, as Triton's clients expect.
     if (coding === undefined) send(res, 200, out.headers, out.body);
-    else send(res, 200, { ...out.headers, 'Content-Encoding': coding, Vary: 'Accept-Encoding' }, await compress(out.body, coding));
+    else {
+      const vary = res.getHeader('Vary'); // `Origin` when CORS is on
+      send(res, 200, { ...out.headers, 'Content-Encoding': coding, Vary: vary === undefined ? 'Accept-Encoding' : `${String(vary)}, Accept-Encoding` }, await compress(out.body, coding));
+    }
   } catch (e) {
     throw toHttpError(e, ctx.limits.retryAfterSeconds);
   } finally {

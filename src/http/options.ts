@@ -88,6 +88,19 @@ export interface InferenceServerOptions {
    * @example `log: { level: 'warn', format: 'json' }` or `log: (line) => console.error(line)`
    */
   log?: LogOption;
+  /**
+   * Origins whose pages may call the server from a browser (CORS): each an origin such as
+   * `'https://app.example.com'` (scheme, host, optional port), or `'*'` for any. A preflight
+   * (`OPTIONS`) from an allowed origin is answered 204 with `Access-Control-Allow-Origin`,
+   * `-Methods`, `-Headers` (`Content-Type`, `Content-Encoding`, `Inference-Header-Content-Length`,
+   * `Timeout-Ms`) and `-Max-Age`; its answers carry `Access-Control-Allow-Origin` and expose
+   * `Inference-Header-Content-Length`, `Content-Encoding` and `Retry-After`. Another origin gets no
+   * CORS headers, so its browser blocks the call; every answer says `Vary: Origin`. Without it
+   * (the default) the server sends no CORS headers and `OPTIONS` answers 405.
+   * @default none
+   * @example `corsOrigins: ['https://app.example.com', 'http://localhost:5173']`
+   */
+  corsOrigins?: readonly string[];
 }
 
 /** Options of `close()`. */

@@ -17,6 +17,7 @@ import {
   type InferenceServable,
   type Served,
 } from '../serving';
+import { CorsPolicy } from './cors';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
 import { handleGenerate } from './generate';
@@ -48,6 +49,10 @@ export interface InferenceServer {
    */
   close(options?: CloseOptions): Promise<void>;
 }
+
+// Said to both kinds of users: a library user passes a source, a `microbatch serve` user installs prom-client.
+const NO_METRICS =
+  'this server has no metrics source: in code, pass `metrics` (a prom-client Registry or a function) to createInferenceServer; with `microbatch serve`, install prom-client (npm install prom-client) and restart, which turns /metrics on';
 
 async function readMetrics(source: MetricsSource): Promise<{ text: string; contentType: string }> {
   const plain = 'text/plain; version=0.0.4; charset=utf-8';
@@ -119,6 +124,8 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     throw new TypeError('createInferenceServer: `metrics` must be a function returning Prometheus text, or an object with metrics() (a prom-client Registry)');
   }
 
+  const cors = options.corsOrigins === undefined ? undefined : new CorsPolicy('createInferenceServer', options.corsOrigins);
+
   let closing = false;
   let closePromise: Promise<void> | undefined;
   let inFlight = 0;
@@ -158,7 +165,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
-        if (metrics === undefined) throw new HttpError(404, 'not_found', 'this server has no metrics source (pass `metrics` to createInferenceServer)');
+        if (metrics === undefined) throw new HttpError(404, 'not_found', NO_METRICS);
         const { text, contentType } = await readMetrics(metrics);
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
@@ -178,7 +185,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
       case 'stats': {
         const host = modelFor(found.model, found.version);
-        return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host.name)] });
+        return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host)] });
       }
       case 'generate':
       case 'generate-stream':
@@ -186,7 +193,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       case 'infer': {
         if (closing) throw shuttingDown();
         const host = modelFor(found.model, found.version);
-        gate.enter(); // before the body is read
+        gate.enter(host.name); // before the body is read
         try {
           return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
         } finally {
@@ -234,6 +241,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     });
     // While closing, ask keep-alive clients not to reuse the connection, so it can end.
     if (closing) res.setHeader('Connection', 'close');
+    if (cors?.handle(req, res) === true) return; // a preflight, answered
     route(req, res).catch((e: unknown) => {
       const error = toHttpError(e, limits.retryAfterSeconds);
       logger.answer(error.status, error.code, `microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`, { method: req.method ?? '', path: req.url ?? '' });

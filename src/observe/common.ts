@@ -1,4 +1,6 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe } from '../core/describe';
+import { CHANNELS, type RequestEvent } from '../core/observer';
 import { isServableWith, type ServableWith } from '../core/servable';
 
 /**
@@ -30,17 +32,33 @@ export const SECONDS_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005,
 /** Bounds, in tokens per second, for a generated sequence's decode speed. */
 export const TOKENS_PER_SECOND_BUCKETS: readonly number[] = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
 
-/** Keeps the set of watched hosts; `watch()` returns its own undo. */
+/**
+ * Keeps the set of watched hosts; `watch()` returns its own undo. While it holds any, the requests
+ * a transport refused for one of them before it saw them (`CHANNELS.refused`: the HTTP server's
+ * `maxConcurrentRequests`) go to `onRefused`, so that an adapter counts them with the host's own.
+ */
 export class HostSet {
   readonly #hosts = new Set<ServableWith<'name' | 'stats' | 'options'>>();
+  readonly #onRefused: ((e: RequestEvent) => void) | undefined;
+  readonly #listener = (message: unknown): void => {
+    const e = message as RequestEvent;
+    for (const h of this.#hosts) {
+      if (h.name === e.host) return this.#onRefused?.(e);
+    }
+  };
+
+  constructor(onRefused?: (e: RequestEvent) => void) {
+    this.#onRefused = onRefused;
+  }
 
   add(host: ServableWith<'name' | 'stats' | 'options'>): () => void {
     if (!isServableWith(host, ['name', 'stats'])) {
       throw new TypeError(`microbatch metrics: watch(host) expects a ModelHost (an object with name and stats); got ${describe(host)}`);
     }
+    if (this.#hosts.size === 0 && this.#onRefused !== undefined) subscribe(CHANNELS.refused, this.#listener);
     this.#hosts.add(host);
     return () => {
-      this.#hosts.delete(host);
+      if (this.#hosts.delete(host) && this.#hosts.size === 0 && this.#onRefused !== undefined) unsubscribe(CHANNELS.refused, this.#listener);
     };
   }
 

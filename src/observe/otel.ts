@@ -100,7 +100,8 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const tracer = options.tracer ?? trace.getTracer('microbatch');
   const spans = options.spans ?? true;
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
-  const hosts = new HostSet();
+  // Requests a transport refused for a watched host before it saw them count as its own refusals.
+  const hosts = new HostSet((e) => requests.add(1, { 'microbatch.host': e.host, 'microbatch.outcome': e.outcome }));
   const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
   const batchSize = meter.createHistogram('microbatch.batch.size', {

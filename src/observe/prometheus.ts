@@ -65,7 +65,7 @@ export interface PrometheusMetrics {
  * | `microbatch_queue_wait_seconds` | histogram, per request, enqueue to batch start | host |
  * | `microbatch_run_seconds` | histogram, per batch, time in the batch function | host |
  * | `microbatch_request_duration_seconds` | histogram, per answered request, enqueue to answer | host |
- * | `microbatch_requests_total` | counter | host, outcome (`ok`, `error`, `timeout`, `aborted`, `queue-full`, `stopped`, `shed`) |
+ * | `microbatch_requests_total` | counter; `queue-full` includes the HTTP server's `maxConcurrentRequests` refusals for watched hosts | host, outcome (`ok`, `error`, `timeout`, `aborted`, `queue-full`, `stopped`, `shed`) |
  * | `microbatch_padding_waste_ratio` | histogram, per batch, padded fraction | host |
  * | `microbatch_queue_depth` | gauge, read from `host.stats` at scrape | host |
  * | `microbatch_batches_in_flight` | gauge, read at scrape | host |
@@ -97,7 +97,8 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const p = options.prefix ?? 'microbatch_';
   const registers = [registry];
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
-  const hosts = new HostSet();
+  // Requests a transport refused for a watched host before it saw them count as its own refusals.
+  const hosts = new HostSet((e) => requests.inc({ host: e.host, outcome: e.outcome }));
   const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
   const batchSize = new Histogram({ name: `${p}batch_size`, help: 'Rows per released batch.', labelNames: ['host'], buckets: [...rowBuckets], registers });

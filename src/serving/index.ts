@@ -13,7 +13,7 @@ export { ServingRegistry } from './registry';
 export type { Served, ServedState } from './registry';
 export { DEFAULT_VERSION, servedVersion } from './servables';
 export type { GenerativeServable, GeneratorEntry, InferenceServable, Tokenizer } from './servables';
-export { DEFAULT_LIMITS, RequestGate, requestTimeout, resolveLimits } from './limits';
+export { DEFAULT_LIMITS, ownTimeout, RequestGate, requestTimeout, resolveLimits } from './limits';
 export type { ResolvedLimits, ServerLimits } from './limits';
 export { ELEMENT_BYTES, fromHalfBits, isKServeDatatype, KSERVE_DATATYPES, kserveDatatype, toHalfBits } from './datatypes';
 export type { KServeDatatype } from './datatypes';

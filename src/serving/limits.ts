@@ -1,4 +1,6 @@
+import { channel } from 'node:diagnostics_channel';
 import { SERVING_DEFAULTS } from '../core/defaults';
+import { CHANNELS, type RequestEvent } from '../core/observer';
 import { ServingError } from './errors';
 
 /**
@@ -21,6 +23,7 @@ export interface ServerLimits {
   /**
    * Per-request time limit in milliseconds when the client names none; past it the answer is 504.
    * A client may ask for another with the `Timeout-Ms` header or `parameters.timeout_ms` in the body.
+   * A host's own `timeoutMs` (its `options.timeoutMs`) holds unless the client or this asks for less.
    * @default 30000
    */
   timeoutMs?: number;
@@ -81,18 +84,30 @@ export function resolveLimits(where: string, limits: ServerLimits | undefined): 
 }
 
 /**
- * The time limit of one request: what the client asked for (any transport's way of asking), else
- * `timeoutMs`, clamped to `maxTimeoutMs`.
+ * The time limit to pass with one request, or `undefined` to leave the servable's own
+ * (`hostTimeoutMs`, its `options.timeoutMs`) in force: what the client asked for (any transport's
+ * way of asking), else `timeoutMs`, clamped to `maxTimeoutMs`; a servable's own limit holds unless
+ * that is shorter. A servable without a limit of its own (`undefined` or `Infinity`) gets it as is.
  * @internal
  */
-export function requestTimeout(asked: number | undefined, limits: ResolvedLimits): number {
-  return Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+export function requestTimeout(asked: number | undefined, limits: ResolvedLimits, hostTimeoutMs?: number): number | undefined {
+  const wanted = Math.min(asked ?? limits.timeoutMs, limits.maxTimeoutMs);
+  return hostTimeoutMs !== undefined && hostTimeoutMs <= wanted ? undefined : wanted;
 }
+
+/** A servable's own time limit (`options.timeoutMs`), if it has one. @internal */
+export function ownTimeout(servable: { readonly options?: { readonly timeoutMs?: number } | undefined }): number | undefined {
+  const t = servable.options?.timeoutMs;
+  return typeof t === 'number' && t > 0 ? t : undefined;
+}
+
+const refusedChannel = channel(CHANNELS.refused);
 
 /**
  * Counts the requests a server holds at once (`maxConcurrentRequests`), over every model and
  * generator and every transport that shares it: one past the limit is refused before its body is
- * read, so that a flood costs neither memory nor parsing.
+ * read, so that a flood costs neither memory nor parsing. Each refusal of a request for a named
+ * host is published on `CHANNELS.refused`, so that metrics count it as the host's own refusals.
  * @internal
  */
 export class RequestGate {
@@ -103,9 +118,16 @@ export class RequestGate {
     this.#max = maxConcurrentRequests;
   }
 
-  /** Takes a place, or throws `'unavailable'` `queue_full` (retry later) when all are taken; give it back with {@link leave}. */
-  enter(): void {
+  /**
+   * Takes a place, or throws `'unavailable'` `queue_full` (retry later) when all are taken; give it
+   * back with {@link leave}. `host`: the name of the host the request is for, whose metrics count the refusal.
+   */
+  enter(host?: string): void {
     if (this.#held >= this.#max) {
+      if (host !== undefined && refusedChannel.hasSubscribers) {
+        const event: RequestEvent = { host, outcome: 'queue-full', rows: 0, queueMs: 0, runMs: 0, totalMs: 0 };
+        refusedChannel.publish(event);
+      }
       throw new ServingError('unavailable', 'queue_full', `the server is already handling ${this.#max} inference requests (limits.maxConcurrentRequests); retry later`, { retry: true });
     }
     this.#held++;

@@ -1,5 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { CHANNELS, type BatchEvent, type RequestEvent } from '../core/observer';
+import type { Servable } from '../core/servable';
 
 /** A count and the nanoseconds summed over it (Triton's duration statistic). */
 export interface StatDuration {
@@ -39,9 +40,13 @@ export interface ModelStatistics {
     readonly compute_input: StatDuration;
     readonly compute_infer: StatDuration;
     readonly compute_output: StatDuration;
-    /** Always zero: hosts have no response cache (present because Triton clients read it). */
+    /**
+     * Requests a host with `cache: true` answered without computing them: from a kept result, or
+     * by joining the same input's computation (its `stats.cache` `hits + shared`). `ns` is 0: a
+     * lookup is not timed. Zero for a host without a cache.
+     */
     readonly cache_hit: StatDuration;
-    /** Always zero, as `cache_hit`. */
+    /** Requests a host with `cache: true` computed (its `stats.cache.misses`); `ns` is 0, as for `cache_hit`. */
     readonly cache_miss: StatDuration;
   };
   readonly batch_stats: readonly BatchSizeStats[];
@@ -79,17 +84,20 @@ export class StatsCollector {
     this.#now = now;
     subscribe(CHANNELS.batch, this.#onBatch);
     subscribe(CHANNELS.request, this.#onRequest);
+    subscribe(CHANNELS.refused, this.#onRequest);
   }
 
   /** Stops collecting. */
   close(): void {
     unsubscribe(CHANNELS.batch, this.#onBatch);
     unsubscribe(CHANNELS.request, this.#onRequest);
+    unsubscribe(CHANNELS.refused, this.#onRequest);
   }
 
-  /** The statistics of the host named `hostName`, reported under the served `name`. */
-  stats(name: string, version: string, hostName: string | undefined): ModelStatistics {
-    const s = hostName === undefined ? undefined : this.#byHost.get(hostName);
+  /** The statistics of `host` (its events are keyed by its `name`; its cache counts are in its `stats`), reported under the served `name`. */
+  stats(name: string, version: string, host: Pick<Servable, 'name' | 'stats'>): ModelStatistics {
+    const s = host.name === undefined ? undefined : this.#byHost.get(host.name);
+    const cache = host.stats?.cache;
     const i = s?.inference_stats;
     return {
       name,
@@ -104,8 +112,8 @@ export class StatsCollector {
         compute_input: { ...(i?.compute_input ?? zero()) },
         compute_infer: { ...(i?.compute_infer ?? zero()) },
         compute_output: { ...(i?.compute_output ?? zero()) },
-        cache_hit: zero(),
-        cache_miss: zero(),
+        cache_hit: { count: cache === undefined ? 0 : cache.hits + cache.shared, ns: 0 },
+        cache_miss: { count: cache?.misses ?? 0, ns: 0 },
       },
       batch_stats: [...(s?.batches ?? new Map<number, never>())]
         .sort(([a], [b]) => a - b)

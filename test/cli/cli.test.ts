@@ -44,7 +44,7 @@ function runCli(args: readonly string[]): Promise<{ code: number | null; stdout:
 }
 
 test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, and exits 0 on SIGTERM after draining', async () => {
-  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1', '--log-level', 'debug', '--log-format', 'json']);
+  const child = start(['serve', modelPath, '--port', '0', '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1', '--log-level', 'debug', '--log-format', 'json', '--cors-origin', 'https://a.example,https://b.example:8443', '--cors-origin', 'http://localhost:5173']);
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -72,6 +72,17 @@ test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, 
     expect(metrics.text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(metrics.text).toMatch(/^process_resident_memory_bytes /m);
     expect(metrics.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    // What `promtool check metrics` requires of names: a counter ends in _total, nothing else does.
+    const types = [...metrics.text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, n, t]) => ({ name: n!, type: t! }));
+    expect(types.length).toBeGreaterThan(10);
+    expect(types.filter((m) => (m.type === 'counter') !== m.name.endsWith('_total'))).toEqual([]);
+    // --cors-origin, repeated and comma-separated: each origin's preflight is answered.
+    for (const origin of ['https://a.example', 'https://b.example:8443', 'http://localhost:5173']) {
+      const pre = await call(port, 'OPTIONS', '/v2/models/lin/infer', { headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' } });
+      expect([pre.status, pre.headers['access-control-allow-origin']]).toEqual([204, origin]);
+    }
+    const other = await call(port, 'OPTIONS', '/v2/models/lin/infer', { headers: { Origin: 'https://c.example', 'Access-Control-Request-Method': 'POST' } });
+    expect([other.status, other.headers['access-control-allow-origin']]).toEqual([204, undefined]);
     expect((await call(port, 'GET', '/v2/nope')).status).toBe(404);
     // The log line travels through the child's stderr pipe, which can arrive after the answer did.
     const logged = (): unknown[] => stderr.split('\n').filter((l) => l.startsWith('{') && l.endsWith('}')).map((l) => JSON.parse(l) as unknown);
@@ -92,7 +103,7 @@ test('serve --watch: a new model file is loaded beside the serving one and takes
   const watched = mkdtempSync(join(tmpdir(), 'mb-watch-'));
   const file = join(watched, 'lin.onnx');
   writeFileSync(file, linearModel(4, 3, 1));
-  const child = start(['serve', file, '--port', '0', '--workers', '1', '--threads', '1', '--watch']);
+  const child = start(['serve', file, '--port', '0', '--workers', '1', '--threads', '1', '--watch', '--warmup', '--max-batch-size', '4']);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -109,6 +120,9 @@ test('serve --watch: a new model file is loaded beside the serving one and takes
       return r.json() as { model_version: string; outputs: Array<{ data: number[] }> };
     };
     const near = (y: number[], seed: number) => linearReference(row, 4, 3, seed).every((v, j) => Math.abs(v - (y[j] as number)) < 1e-4);
+    // --warmup: batches of 1, 2 and 4 rows ran before the server listened, and run again before a reload takes over.
+    const warmups = async (): Promise<number> => Number(/^microbatch_batches_total\{host="lin",reason="warmup"\} (\d+)$/m.exec((await call(port, 'GET', '/metrics')).text)?.[1] ?? 0);
+    expect(await warmups()).toBe(3);
     const first = await infer();
     expect({ version: first.model_version, v1: near(first.outputs[0]!.data, 1) }).toEqual({ version: '1', v1: true });
 
@@ -116,6 +130,7 @@ test('serve --watch: a new model file is loaded beside the serving one and takes
     await waitFor(() => stderr.includes('"lin" now serves version 2'), 20_000, 'the reload');
     const second = await infer();
     expect({ version: second.model_version, v2: near(second.outputs[0]!.data, 2) }).toEqual({ version: '2', v2: true });
+    expect(await warmups()).toBe(6);
 
     writeFileSync(file, Buffer.from('not a model'));
     await waitFor(() => stderr.includes('reload of "lin" failed, version 2 keeps serving'), 20_000, 'the failed reload');

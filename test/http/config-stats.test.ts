@@ -87,3 +87,18 @@ test('config and stats: 404 for an unknown model or version, 405 for POST', asyn
     await s.close();
   }
 });
+
+test('GET /v2/models/{m}/stats: cache_hit and cache_miss from a host with `cache: true`', async () => {
+  const host = gatedHost({ promise: Promise.resolve() }, { name: 'stats-cached', cache: true });
+  const s = createInferenceServer({ models: { m: host } });
+  const { port } = await s.listen(0);
+  try {
+    for (let i = 0; i < 3; i++) expect((await call(port, 'POST', '/v2/models/m/infer', { body: gatedBody(1, 2) })).status).toBe(200);
+    expect((await call(port, 'POST', '/v2/models/m/infer', { body: gatedBody(3, 4) })).status).toBe(200);
+    expect(host.stats.cache).toMatchObject({ hits: 2, misses: 2 });
+    const i = (await call(port, 'GET', '/v2/models/m/stats')).json().model_stats[0].inference_stats;
+    expect([i.cache_hit.count, i.cache_miss.count]).toEqual([2, 2]);
+  } finally {
+    await s.close();
+  }
+});

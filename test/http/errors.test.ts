@@ -108,7 +108,7 @@ describe('routes', () => {
 
   test('404 for an unknown route', async () => {
     await expectError(call(port, 'GET', '/v1/nothing/here'), 404, 'not_found', /no route for GET \/v1\/nothing\/here/);
-    await expectError(call(port, 'GET', '/metrics'), 404, 'not_found', /no metrics source/);
+    await expectError(call(port, 'GET', '/metrics'), 404, 'not_found', /no metrics source: in code, pass `metrics` .* to createInferenceServer; with `microbatch serve`, install prom-client \(npm install prom-client\)/);
   });
 
   test('405 with Allow for a wrong method', async () => {
@@ -227,6 +227,33 @@ describe('503, 504, 500: the host refused or failed', () => {
     } finally {
       hold.open();
       await s.close();
+    }
+  });
+
+  test("a host's own timeoutMs holds over HTTP unless the client or the server asks for less", async () => {
+    const hold = gate();
+    const host = gatedHost(hold, { timeoutMs: 60 });
+    const s = createInferenceServer({ models: { gated: host } }); // the server's default limit: 30 s
+    const { port: p } = await s.listen(0);
+    try {
+      const started = Date.now();
+      await expectError(call(p, 'POST', '/v2/models/gated/infer', { body: gatedBody() }), 504, 'deadline_exceeded', /\(timeoutMs 60\)/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // A client asking for more does not lift it; one asking for less gets less.
+      await expectError(call(p, 'POST', '/v2/models/gated/infer', { body: gatedBody(), headers: { 'Timeout-Ms': 10_000 } }), 504, 'deadline_exceeded', /\(timeoutMs 60\)/);
+      await expectError(call(p, 'POST', '/v2/models/gated/infer', { body: gatedBody(), headers: { 'Timeout-Ms': 20 } }), 504, 'deadline_exceeded', /\(timeoutMs 20\)/);
+    } finally {
+      hold.open();
+      await s.close();
+    }
+    const hold2 = gate();
+    const s2 = createInferenceServer({ models: { gated: gatedHost(hold2, { timeoutMs: 60_000 }) }, limits: { timeoutMs: 25 } });
+    const { port: p2 } = await s2.listen(0);
+    try {
+      await expectError(call(p2, 'POST', '/v2/models/gated/infer', { body: gatedBody() }), 504, 'deadline_exceeded', /\(timeoutMs 25\)/); // the server's shorter one
+    } finally {
+      hold2.open();
+      await s2.close();
     }
   });
 

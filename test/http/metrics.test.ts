@@ -5,7 +5,8 @@ import { createServingHost } from '../../src/onnx/serving-host';
 import { createInferenceServer } from '../../src/http';
 import { prometheusMetrics } from '../../src/observe/prometheus';
 import { seeded } from '../support/onnx-models';
-import { call, jsonInputs, modelFiles } from './helpers';
+import { call, gate, gatedBody, gatedHost, jsonInputs, modelFiles } from './helpers';
+import { waitFor } from '../support/wait-for';
 
 // /metrics serves Prometheus text: from the Prometheus adapter under real load (the model runs in
 // a worker thread, so requests queue while a batch runs and form the next one), or from any
@@ -78,4 +79,35 @@ test('`metrics` may be a function returning the text (anything else is refused)'
     await server.close();
   }
   expect(() => createInferenceServer({ models: { linear: host }, metrics: 'text' as never })).toThrow(/`metrics` must be a function/);
+});
+
+test('under overload, the refusals counted (/metrics queue-full, /stats fail.count) equal the 503s the clients saw', async () => {
+  const registry = new Registry();
+  const prom = prometheusMetrics({ registry, maxBatchSize: 1 });
+  const hold = gate();
+  // One runs and two wait in the host; the server holds no more (maxConcurrentRequests 3) and refuses the rest.
+  const host = gatedHost(hold, { name: 'overloaded', maxBatchSize: 1, observer: prom.observer });
+  const unwatch = prom.watch(host);
+  const server = createInferenceServer({ models: { m: host }, metrics: registry, limits: { maxConcurrentRequests: 3 } });
+  const { port } = await server.listen(0);
+  try {
+    const first = call(port, 'POST', '/v2/models/m/infer', { body: gatedBody() });
+    await waitFor(() => host.stats.running === 1);
+    const all = [first, ...Array.from({ length: 24 }, () => call(port, 'POST', '/v2/models/m/infer', { body: gatedBody() }))];
+    await waitFor(() => host.stats.queued === 2);
+    setTimeout(() => hold.open(), 200);
+    const replies = await Promise.all(all);
+    const refused = replies.filter((r) => r.status === 503).length;
+    expect(replies.filter((r) => r.status === 200).length).toBe(3);
+    expect(refused).toBe(22);
+    expect(replies.filter((r) => r.status === 503).every((r) => /limits\.maxConcurrentRequests/.test(r.json().error))).toBe(true);
+    const m = await call(port, 'GET', '/metrics');
+    expect(sample(m.text, 'microbatch_requests_total', 'host="overloaded",outcome="queue-full"')).toBe(refused);
+    const stats = (await call(port, 'GET', '/v2/models/m/stats')).json().model_stats[0];
+    expect(stats.inference_stats.fail.count).toBe(refused);
+  } finally {
+    hold.open();
+    unwatch();
+    await server.close();
+  }
 });

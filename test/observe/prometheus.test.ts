@@ -1,4 +1,6 @@
+import { channel } from 'node:diagnostics_channel';
 import { register as globalRegistry, Registry } from 'prom-client';
+import { CHANNELS } from '../../src/core/observer';
 import { ModelHost } from '../../src/engine/model-host';
 import { ManualClock } from '../../src/core/manual-clock';
 import { combineObservers } from '../../src/observe/combine';
@@ -31,6 +33,19 @@ function setup(name = 'clf') {
 }
 
 describe('prometheusMetrics', () => {
+  test('a transport\'s refusals (CHANNELS.refused) count as queue-full for a watched host only, and only while it is watched', async () => {
+    const { registry, unwatch } = setup('door');
+    const refuse = (host: string): void => channel(CHANNELS.refused).publish({ host, outcome: 'queue-full', rows: 0, queueMs: 0, runMs: 0, totalMs: 0 });
+    refuse('door');
+    refuse('door');
+    refuse('someone-else');
+    unwatch();
+    refuse('door');
+    const values = await metric(registry, 'microbatch_requests_total');
+    expect(pick(values, '', { host: 'door', outcome: 'queue-full' })).toBe(2);
+    expect(pick(values, '', { host: 'someone-else', outcome: 'queue-full' })).toBeUndefined();
+  });
+
   test('after real batches: batch size buckets, reasons, outcomes, queue waits, run time, gauges', async () => {
     const { registry, clock, model, host, unwatch } = setup();
     const burst = [1, 2, 3, 4, 5].map((x) => track(host.inference(x)));
