@@ -104,9 +104,13 @@ export class RedisHostClient<In = unknown, Out = unknown> implements AsyncDispos
     return this.#model ?? { inputs: [], outputs: [] };
   }
 
-  /** The replicas' `maxBatchSize`, once a replica has published it. */
-  get options(): { readonly maxBatchSize: number } | undefined {
-    return this.#maxBatchSize === undefined ? undefined : { maxBatchSize: this.#maxBatchSize };
+  /**
+   * The replicas' `maxBatchSize`, once a replica has published it, and this front end's own
+   * `timeoutMs` (when it has one), which the HTTP server then holds to unless a client asks for less.
+   */
+  get options(): { readonly maxBatchSize: number; readonly timeoutMs?: number } | undefined {
+    if (this.#maxBatchSize === undefined) return undefined;
+    return this.#timeoutMs === Infinity ? { maxBatchSize: this.#maxBatchSize } : { maxBatchSize: this.#maxBatchSize, timeoutMs: this.#timeoutMs };
   }
 
   /** Counters; queue depth, lag and replicas are polled about every `claimIdleMs / 3` (at most 1 s). */

@@ -60,6 +60,34 @@ describeWithRedis('microbatch/redis end to end', () => {
     }
   });
 
+  test("a front end's own timeoutMs holds over HTTP: 504 after its limit, not the server's 30 s", async () => {
+    const X = { name: 'X', dtype: 'float32', dims: ['N', 2], batchAxis: 0 as const };
+    // A replica whose model never answers, with a signature the front end publishes to HTTP.
+    const stuck = {
+      name: 'stuck',
+      model: { inputs: [X], outputs: [{ ...X, name: 'Y' }] },
+      options: { maxBatchSize: 4, maxConcurrentBatches: 1 },
+      stats: { queued: 0, running: 0, runningBatches: 0 },
+      inference: () => new Promise<never>(() => undefined),
+    };
+    const replica = await serveHost(stuck, { url: redis.url, model: 'stuck' });
+    const front = await connectHost<OnnxFeeds, OnnxResults>({ url: redis.url, model: 'stuck', timeoutMs: 300 });
+    const server = createInferenceServer({ models: { stuck: front } });
+    const { port } = await server.listen(0, '127.0.0.1');
+    try {
+      await waitFor(() => front.ready && front.options !== undefined, 10_000, 'the front end sees the replica');
+      expect(front.options).toEqual({ maxBatchSize: 4, timeoutMs: 300 });
+      const started = performance.now();
+      const reply = await call(port, 'POST', '/v2/models/stuck/infer', { body: jsonInputs({ X: { shape: [1, 2], data: [1, 2] } }) });
+      expect(reply.status).toBe(504);
+      expect(reply.json().error).toContain('timeoutMs 300');
+      expect(performance.now() - started).toBeLessThan(15_000);
+    } finally {
+      await server.close();
+      await replica.close({ graceMs: 0 }).catch(() => undefined);
+    }
+  });
+
   test('Prometheus: queue depth, lag and the counters of both sides, as microbatch_redis_*', async () => {
     const m = new ControlledModel<number, number>();
     const host = new ModelHost(m.fn, { maxBatchSize: 2 });
