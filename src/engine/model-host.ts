@@ -95,9 +95,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   #laneOpen = false;
   readonly #flushBound = (): void => this.#flush();
   readonly #afterNextTurnBound = (): void => void setImmediate(this.#flushBound);
-  readonly #scheduleFlushBound = (): void => {
-    process.nextTick(this.#flushBound);
-  };
+  readonly #scheduleFlushBound = (): void => void process.nextTick(this.#flushBound);
 
   readonly #life: Lifecycle;
 
@@ -131,7 +129,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       stopping: () => this.#life.stopping,
       start: () => this.start(),
       prepare: (executor) => prepareExecutor(executor, this.#s),
-      swapped: () => this.#schedule(),
+      // A new model serves: the cache gives nothing of the old one; release what waits.
+      swapped: () => {
+        this.#cache?.newModel();
+        this.#schedule();
+      },
     });
     const batcher = (o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);

@@ -53,7 +53,8 @@ interface Keyed {
  *
  * A computation runs as a request of its own, without any one caller's signal or time limit: each
  * caller waits for it under its own, and when every caller has left it is aborted (it leaves the
- * queue if it has not started).
+ * queue if it has not started). After a reload every new request is the new model's: nothing
+ * the old model computed is given or joined.
  * @internal
  */
 export class ResponseCache<In, Out> {
@@ -64,6 +65,8 @@ export class ResponseCache<In, Out> {
   readonly #name: string;
   readonly #done = new Map<unknown, Finished>();
   readonly #pending = new Map<unknown, Pending>();
+  /** Counts the models served: a computation of an earlier one is neither shared nor kept. */
+  #model = 0;
   #hits = 0;
   #shared = 0;
   #misses = 0;
@@ -118,10 +121,11 @@ export class ResponseCache<In, Out> {
       // Only the first of a colliding pair is shared; the second computes without sharing.
       const shareable = !this.#pending.has(keyed.key);
       if (shareable) this.#pending.set(keyed.key, entry);
+      const model = this.#model;
       promise.then(
         (value) => {
           if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
-          this.#keep(keyed.key, bytes, value);
+          if (model === this.#model) this.#keep(keyed.key, bytes, value);
         },
         () => {
           if (shareable && this.#pending.get(keyed.key) === entry) this.#pending.delete(keyed.key);
@@ -129,6 +133,17 @@ export class ResponseCache<In, Out> {
       );
     }
     return this.#wait(pending, options) as Promise<Out>;
+  }
+
+  /**
+   * A new model serves (a reload swapped it in): the old model's answers are dropped, and its
+   * computations still waiting or running go on for the callers that wait for them but are
+   * neither joined by a new request nor kept.
+   */
+  newModel(): void {
+    this.#model++;
+    this.#done.clear();
+    this.#pending.clear();
   }
 
   /** Waits for a shared computation under the caller's own signal and time limit. */

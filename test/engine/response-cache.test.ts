@@ -157,3 +157,41 @@ describe('cache: identical requests share one computation, finished results are 
     expect(make({ key: 'id' })).toThrow(new TypeError('ModelHost: expected `cache.key` to be a function (item) => key, got "id" (string)'));
   });
 });
+
+describe('cache: after a reload resolves, every new request is the new model’s', () => {
+  test('a stored answer of the old model is not given after the reload', async () => {
+    const { model, host } = setup<string>(true);
+    const first = track(host.inference('a'));
+    await settle();
+    model.answer(0, (x) => `old ${x}`);
+    await settle();
+    expect(first.value).toBe('old a');
+    await expect(host.inference('a')).resolves.toBe('old a'); // stored, before the reload
+    await host.reload(async (xs: readonly string[]) => xs.map((x) => `new ${x}`));
+    await expect(host.inference('a')).resolves.toBe('new a');
+    expect(host.stats.cache).toMatchObject({ hits: 1, misses: 2 });
+    await host.stop();
+  });
+
+  test('a request sent after the reload does not join an old-model computation still in flight, and the old answer is not stored', async () => {
+    const { model, host } = setup<string>(true);
+    const before = track(host.inference('a'));
+    await settle();
+    expect(model.calls).toHaveLength(1); // the old model is computing 'a'
+    const next = new ControlledModel<string, string>();
+    await host.reload(next.fn);
+    const after = track(host.inference('a'));
+    await settle();
+    model.answer(0, (x) => `old ${x}`); // the old model's batch ends (one batch at a time)
+    await settle();
+    expect(before.value).toBe('old a'); // the caller before the reload gets the old model's answer
+    expect(after.state).toBe('pending');
+    expect(next.calls.map((c) => c.items)).toEqual([['a']]); // computed again, by the new model
+    next.answer(0, (x) => `new ${x}`);
+    await settle();
+    expect(after.value).toBe('new a');
+    await expect(host.inference('a')).resolves.toBe('new a'); // the new model's answer is the one stored
+    expect(host.stats.cache).toMatchObject({ hits: 1, shared: 0, misses: 2 });
+    await host.stop();
+  });
+});
