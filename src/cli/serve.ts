@@ -238,7 +238,14 @@ async function corsFlag(cmd: string, raw: unknown): Promise<string[]> {
 async function startReplica(model: ServingHost, url: string, claimIdleMs: number | undefined, io: Io): Promise<RedisReplica> {
   const { serveHostOnRedis } = await import('../remote/redis/serve-on-redis');
   const { redactUrl } = await import('../remote/redis/connection');
-  const replica = await serveHostOnRedis(model, { url, model: model.name, ...(claimIdleMs === undefined ? {} : { claimIdleMs }) });
+  const replica = await serveHostOnRedis(model, {
+    url,
+    model: model.name,
+    ...(claimIdleMs === undefined ? {} : { claimIdleMs }),
+    // An operator wants to see work moving between replicas: one line per takeover.
+    onTakeover: (t) =>
+      io.err(`microbatch: took over ${t.claimed.length} request(s) of replica ${t.from} (${t.reason}), cleared ${t.cleared}${t.removed ? ', removed it from the group' : ''}`),
+  });
   io.err(`microbatch: replica ${replica.consumer} of "${model.name}" on ${redactUrl(url)}: front ends reach it with connectRedisHost({ url, model: ${JSON.stringify(model.name)} })`);
   return replica;
 }
