@@ -45,20 +45,20 @@ export class Reloader<Batch, BatchOut> {
     const where = `${host.name}.reload`;
     if (host.stopping()) return Promise.reject(hostStopped(where));
     const direct = typeof next === 'function' || (typeof next === 'object' && next !== null && typeof (next as Executor<Batch, BatchOut>).run === 'function');
+    // A batch function or executor given as it is, made now (its errors are the call's).
+    let given: Executor<Batch, BatchOut> | undefined;
     try {
       checkReloadOptions(where, options, direct ? [] : (this.executors.current.reloadOptionKeys ?? []));
-      if (direct || this.executors.current.successor === undefined) toExecutor<Batch, BatchOut>(where, next, '');
+      if (direct || this.executors.current.successor === undefined) given = toExecutor<Batch, BatchOut>(where, next, '');
     } catch (e) {
       return Promise.reject(e as Error);
     }
-    let executor: Executor<Batch, BatchOut> | undefined;
-    const discard = (): Promise<void> => Promise.resolve(executor?.stop?.()).catch(() => undefined);
     const run = async (): Promise<void> => {
       await host.start();
       // Built when its turn comes: after an earlier reload, the executor serving then makes it.
       const serving = this.executors.current;
-      executor = direct || serving.successor === undefined ? toExecutor<Batch, BatchOut>(where, next, '') : await serving.successor(next, options);
-      const fresh = executor;
+      const fresh = given ?? (serving.successor === undefined ? toExecutor<Batch, BatchOut>(where, next, '') : await serving.successor(next, options));
+      const discard = (): Promise<void> => Promise.resolve(fresh.stop?.()).catch(() => undefined);
       try {
         await host.prepare(fresh as Executor<unknown, unknown>);
       } catch (e) {
