@@ -6,23 +6,26 @@ import type * as Ort from 'onnxruntime-node';
 import type { ModelDescription } from '../onnx';
 import { DTYPES, isTensorType } from '../tensor/dtypes';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
-import { recommend, type BatchTiming } from './recommend';
+import type { BatchTiming } from './recommend';
 import type { Io } from './io';
 
 /** The defaults of `bench`'s flags, which the help states and the parsing applies. @internal */
 export const BENCH_DEFAULTS = {
   'max-batch-size': 64,
   seconds: 10,
+  loads: '30,70,95',
 } as const;
 
 /** `microbatch bench --help`. */
 export const BENCH_HELP = `Usage: microbatch bench <model.onnx> [options]
 
 Measures the model's latency per batch size (1, 2, 4, ... up to --max-batch-size): a warm-up run,
-then repeated runs whose median is reported, with the cost per item. Prints a table and a
-recommended maxBatchSize (where the cost per item stops improving meaningfully) and maxDelayMs
-(0 unless batching makes an item at least 2x cheaper: the host already batches what arrives while
-the model runs, so a wait pays only then).
+then repeated runs whose median is reported, with the cost per item. Recommends maxBatchSize
+(where the cost per item stops improving meaningfully), then plays Poisson arrivals at each
+--loads through the real host on a simulated clock, each batch costing what was measured, and
+prints the predicted p50/p99 of windows of 0, 1/4, 1/2 and 1 batch run time and of the adaptive
+policy; it recommends the one whose worst p99 (against the best at each load) is lowest, window 0
+on a tie.
 Inputs are synthetic (random floats, zero integers); the model runs on this thread, unbatched by
 microbatch, so the numbers are the model's own.
 
@@ -30,6 +33,7 @@ Options:
   --max-batch-size N    largest batch size to try                        (default ${BENCH_DEFAULTS['max-batch-size']})
   --seconds S           time budget for all the measurements             (default ${BENCH_DEFAULTS.seconds})
   --threads N           onnxruntime intra-op threads                     (default: all cores)
+  --loads P,P,...       loads to predict, in % of full-batch throughput  (default ${BENCH_DEFAULTS.loads})
   --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat;
                         required for each one (bench refuses to guess)
   -h, --help            show this help
@@ -42,9 +46,17 @@ const OPTIONS: Options = {
   'max-batch-size': { type: 'string' },
   seconds: { type: 'string' },
   threads: { type: 'string' },
+  loads: { type: 'string' },
   dim: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 };
+
+function parseLoads(cmd: string, raw: unknown): number[] {
+  const text = typeof raw === 'string' ? raw : BENCH_DEFAULTS.loads;
+  const loads = text.split(',').map((p) => Number(p.trim()));
+  if (loads.some((l) => !Number.isFinite(l) || l <= 0 || l > 1000)) throw new UsageError(`${cmd}: --loads must be percentages above 0 separated by commas (30,70,95), got ${JSON.stringify(text)}`);
+  return loads.map((l) => l / 100);
+}
 
 function parseDims(cmd: string, raw: unknown): Map<string, number> {
   const out = new Map<string, number>();
@@ -103,6 +115,12 @@ function makeFeeds(ort: typeof Ort, model: ModelDescription, rows: number, dims:
   return feeds;
 }
 
+/** Right-aligned columns, the first row the head. */
+function table(rows: ReadonlyArray<readonly string[]>): string {
+  const widths = (rows[0] as readonly string[]).map((_, c) => Math.max(...rows.map((r) => (r[c] as string).length)));
+  return rows.map((r) => r.map((cell, c) => cell.padStart(widths[c] as number)).join('  ')).join('\n');
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -135,6 +153,7 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
   const seconds = numberFlag(cmd, values, 'seconds', { min: 0.1, max: 3600 }) ?? BENCH_DEFAULTS.seconds;
   const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
   const dims = parseDims(cmd, values.dim);
+  const loads = parseLoads(cmd, values.loads);
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
@@ -168,12 +187,14 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
       const perItem = t.medianMs / t.batchSize;
       return [String(t.batchSize), String(t.runs), t.medianMs.toFixed(3), perItem.toFixed(4), (1000 / perItem).toFixed(0), `${(base.medianMs / perItem).toFixed(2)}x`];
     });
-    const head = ['batch', 'runs', 'median ms', 'ms/item', 'items/s', 'vs batch 1'];
-    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
-    const fmt = (r: readonly string[]): string => r.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
-    io.out(`${fmt(head)}\n${rows.map(fmt).join('\n')}\n\n`);
-    const rec = recommend(timings);
-    io.out(`recommended: maxBatchSize ${rec.maxBatchSize}, maxDelayMs ${rec.maxDelayMs}\n  ${rec.why.join('\n  ')}\n`);
+    io.out(`${table([['batch', 'runs', 'median ms', 'ms/item', 'items/s', 'vs batch 1'], ...rows])}\n\n`);
+    // Loaded only now, like onnxruntime: the simulation brings the engine, which --help does not need.
+    const { recommendForLoads } = await import('./recommend');
+    const rec = await recommendForLoads(timings, { loads });
+    const predicted = [['setting', ...loads.map((l) => `p50 / p99 ms @ ${Math.round(l * 100)}%`)], ...rec.predictions.map((p) => [p.setting, ...p.byLoad.map((b) => `${b.p50.toFixed(2)} / ${b.p99.toFixed(2)}`)])];
+    io.out(`predicted at batch ${rec.maxBatchSize} (the host on a simulated clock, batches costing what was measured):\n${table(predicted)}\n\n`);
+    const setting = rec.policy === 'adaptive' ? "policy 'adaptive'" : `maxDelayMs ${rec.maxDelayMs}`;
+    io.out(`recommended: maxBatchSize ${rec.maxBatchSize}, ${setting}\n  ${rec.why.join('\n  ')}\n`);
     return 0;
   } finally {
     await session.release();

@@ -8,6 +8,7 @@ import { ModelHost } from '../../src/engine/model-host';
 import { AdaptivePolicy, type AdaptivePolicyOptions, type AdaptiveStats } from '../../src/core/adaptive-policy';
 import type { LatencyModelState } from '../../src/core/latency-model';
 import { ManualClock } from '../../src/core/manual-clock';
+import { rng } from '../../src/cli/load-simulation';
 
 /** A linear-cost model and the host limits it runs under. */
 export interface SimModel {
@@ -71,29 +72,8 @@ export interface SimResult {
   readonly adaptive?: { readonly stats: AdaptiveStats; readonly model: LatencyModelState };
 }
 
-/** Mulberry32: a tiny seeded PRNG, so every run sees the same arrivals. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Poisson arrival times (ms) at `rate` requests per ms. */
-export function poissonArrivals(rate: number, count: number, seed: number): number[] {
-  const next = rng(seed);
-  const out: number[] = [];
-  let t = 0;
-  for (let i = 0; i < count; i++) {
-    t += -Math.log(1 - next()) / rate;
-    out.push(t);
-  }
-  return out;
-}
+// The seeded generator and the arrivals are the ones `microbatch bench` plays its predictions with.
+export { poissonArrivals, rng } from '../../src/cli/load-simulation';
 
 /** Requests per ms that `load` (0..1) of the model's full-batch throughput means. */
 export function rateForLoad(m: SimModel, load: number): number {
