@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { call } from '../http/helpers';
 import { describeWithChromium, launchChromium } from './browser';
-import { bucketed, load, metricsHistogram, sample, serveLinear, type Served, useLinearModel } from './served';
+import { bucketed, load, metricsHistogram, sample, serveLinear, spawnServe, type Served, useLinearModel } from './served';
 
 // The dashboard in a real browser: Debian's Chromium, headless, reading the page and its stream
 // from a real server with a real ONNX model, its numbers checked against /metrics.
@@ -17,6 +17,26 @@ async function field(page: Page, model: string, name: string, want: string): Pro
   const sel = `[data-model="${model}"] [data-field="${name}"]`;
   await page.waitForFunction(({ sel, want }) => document.querySelector(sel)?.textContent === want, { sel, want }, { timeout: 15_000 });
   return (await page.textContent(sel)) ?? '';
+}
+
+/**
+ * After `requests` answered requests to `model`: the page shows that count, and its batch-size
+ * table, bucketed by /metrics' bounds, equals /metrics' histogram (and its rows sum too).
+ */
+async function expectPageToShow(page: Page, port: number, model: string, requests: number): Promise<void> {
+  expect(await field(page, model, 'requests', String(requests))).toBe(String(requests));
+  const metrics = (await call(port, 'GET', '/metrics')).text;
+  expect(sample(metrics, 'microbatch_requests_total', `host="${model}",outcome="ok"`)).toBe(requests);
+  // Every batch has reached the page once its batches total equals /metrics' count.
+  await field(page, model, 'batches', String(sample(metrics, 'microbatch_batch_size_count', `host="${model}"`)));
+  const bySize = await page.$$eval(`[data-model="${model}"] [data-field="batch-sizes"] tr[data-size]`, (rows) =>
+    rows.map((r) => [Number(r.getAttribute('data-size')), Number(r.querySelector('[data-count]')?.textContent)] as const),
+  );
+  expect(bySize.some(([size]) => size > 1)).toBe(true); // concurrent requests were batched
+  const histogram = metricsHistogram(metrics, model);
+  expect(histogram.at(-1)?.[0]).toBe('+Inf');
+  expect(bucketed(bySize, histogram.map(([le]) => le))).toEqual(histogram);
+  expect(bySize.reduce((n, [size, c]) => n + size * c, 0)).toBe(sample(metrics, 'microbatch_batch_size_sum', `host="${model}"`));
 }
 
 describeWithChromium('the dashboard in headless Chromium', () => {
@@ -39,19 +59,7 @@ describeWithChromium('the dashboard in headless Chromium', () => {
       expect(await field(page, 'linear', 'name', 'linear')).toBe('linear');
       expect(await page.getAttribute('#status', 'data-state')).toBe('live');
       await load(served.port, 'linear', 200);
-      expect(await field(page, 'linear', 'requests', '200')).toBe('200');
-      const metrics = (await call(served.port, 'GET', '/metrics')).text;
-      expect(sample(metrics, 'microbatch_requests_total', 'host="linear",outcome="ok"')).toBe(200);
-      // Every batch has reached the page once its batches total equals /metrics' count.
-      const count = sample(metrics, 'microbatch_batch_size_count', 'host="linear"');
-      await field(page, 'linear', 'batches', String(count));
-      const bySize = await page.$$eval('[data-model="linear"] [data-field="batch-sizes"] tr[data-size]', (rows) =>
-        rows.map((r) => [Number(r.getAttribute('data-size')), Number(r.querySelector('[data-count]')?.textContent)] as const),
-      );
-      const histogram = metricsHistogram(metrics, 'linear');
-      expect(histogram.length).toBeGreaterThan(1);
-      expect(bucketed(bySize, histogram.map(([le]) => le))).toEqual(histogram);
-      expect(bySize.reduce((n, [size, c]) => n + size * c, 0)).toBe(sample(metrics, 'microbatch_batch_size_sum', 'host="linear"'));
+      await expectPageToShow(page, served.port, 'linear', 200);
       expect(errors).toEqual([]);
     } finally {
       await page.close();
@@ -80,4 +88,26 @@ describeWithChromium('the dashboard in headless Chromium', () => {
       await served.server.close();
     }
   }, 60_000);
+
+  test('microbatch serve shows it by default: the model, 200 requests and the histogram of /metrics; --no-dashboard turns it off', async () => {
+    const served = await spawnServe([linear(), '--name', 'lin', '--max-batch-size', '8', '--workers', '1', '--threads', '1']);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${served.port}/dashboard`);
+      expect(await field(page, 'lin', 'name', 'lin')).toBe('lin');
+      await load(served.port, 'lin', 200);
+      await expectPageToShow(page, served.port, 'lin', 200);
+      expect(await served.stop()).toBe(0); // the open page's stream does not hold up the draining exit
+    } finally {
+      await page.close();
+      await served.stop();
+    }
+    const off = await spawnServe([linear(), '--name', 'lin', '--workers', '0', '--no-dashboard']);
+    try {
+      const r = await call(off.port, 'GET', '/dashboard/');
+      expect([r.status, r.json().code]).toEqual([404, 'not_found']);
+    } finally {
+      expect(await off.stop()).toBe(0);
+    }
+  }, 90_000);
 });

@@ -154,6 +154,10 @@ test('a loading model is shown loading, then ready; a generator with its tokens'
     expect((await call(port, 'POST', '/v2/models/counter/generate', { body: { input_ids: [1], parameters: { max_tokens: 3 } } })).status).toBe(200);
     const t = await stream.until((x) => x.models[0]!.state === 'ready' && x.models[1]!.tokens === 3);
     expect(t.models[1]).toMatchObject({ kind: 'generator', queued: 0, running: 0, tokens: 3 });
+    // Its time to first token, from the sequence's event (CHANNELS.sequence) in the tick it ended in.
+    const ttft = stream.ticks.map((x) => x.models[1]!.window.ttftMs).filter((w) => w !== null);
+    expect(ttft).toHaveLength(1);
+    expect(ttft[0]![0]).toBeGreaterThanOrEqual(0);
   } finally {
     stream.close();
     await server.close();

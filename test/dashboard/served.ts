@@ -3,6 +3,7 @@
  * adapter on its host and `/metrics`, the dashboard on; and readers for what `/metrics` says.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,4 +79,29 @@ export function metricsHistogram(text: string, host: string): Array<[string, num
 /** Per-size counts (`[rows, batches]`) bucketed by the bounds of a `/metrics` histogram, cumulatively. */
 export function bucketed(bySize: ReadonlyArray<readonly [number, number]>, bounds: readonly string[]): Array<[string, number]> {
   return bounds.map((le) => [le, bySize.filter(([size]) => le === '+Inf' || size <= Number(le)).reduce((n, [, c]) => n + c, 0)]);
+}
+
+/** A spawned `microbatch serve` (from the sources, as cli.test.ts runs it) and its port once it listens. */
+export async function spawnServe(args: readonly string[]): Promise<{ port: number; stop(): Promise<number | null> }> {
+  const root = join(__dirname, '..', '..');
+  const child = spawn(process.execPath, [join(root, 'bin', 'microbatch.js'), 'serve', ...args, '--port', '0'], { cwd: root, env: { ...process.env, MICROBATCH_CLI_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
+      if (m !== null) resolve(Number(m[1]));
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+  });
+  return {
+    port,
+    stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }

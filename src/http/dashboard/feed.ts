@@ -1,5 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { CHANNELS, type BatchEvent, type RequestEvent } from '../../core/observer';
+import type { SequenceEvent } from '../../generate/events';
 import { servedVersion, type ServingRegistry, type StatsCollector } from '../../serving';
 import { HostWindow, type WindowSummary } from './window';
 
@@ -71,6 +72,10 @@ export class DashboardFeed {
     const e = message as RequestEvent;
     this.#window(e.host).request(e.outcome, e.rows, e.queueMs);
   };
+  readonly #onSequence = (message: unknown): void => {
+    const e = message as SequenceEvent;
+    if (e.tokens > 0) this.#window(e.host).ttftMs.push(e.timeToFirstTokenMs); // none without a first token
+  };
 
   constructor(registry: ServingRegistry, stats: StatsCollector) {
     this.#registry = registry;
@@ -88,6 +93,7 @@ export class DashboardFeed {
       subscribe(CHANNELS.batch, this.#onBatch);
       subscribe(CHANNELS.request, this.#onRequest);
       subscribe(CHANNELS.refused, this.#onRequest);
+      subscribe(CHANNELS.sequence, this.#onSequence);
     }
     let done = false;
     return () => {
@@ -97,6 +103,7 @@ export class DashboardFeed {
       unsubscribe(CHANNELS.batch, this.#onBatch);
       unsubscribe(CHANNELS.request, this.#onRequest);
       unsubscribe(CHANNELS.refused, this.#onRequest);
+      unsubscribe(CHANNELS.sequence, this.#onSequence);
       this.#windows.clear();
     };
   }
