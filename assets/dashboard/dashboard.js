@@ -73,22 +73,25 @@
       data,
       p,
     );
+    var wrap = el('div', { class: 'scroll' });
     var table = el('table', { 'data-field': 'batch-sizes' });
-    p.appendChild(table);
+    wrap.appendChild(table);
+    p.appendChild(wrap);
     return {
       set: function (pairs) {
         u.setData([pairs.map(function (b) { return b[0]; }), pairs.map(function (b) { return b[1]; })]);
+        // One column per size that ran: the exact counts behind the bars.
         table.textContent = '';
-        var head = el('tr');
-        head.appendChild(el('th', {}, 'rows'));
-        head.appendChild(el('th', {}, 'batches'));
-        table.appendChild(head);
+        var sizes = el('tr');
+        var counts = el('tr');
+        sizes.appendChild(el('th', {}, 'rows'));
+        counts.appendChild(el('th', {}, 'batches'));
         pairs.forEach(function (b) {
-          var tr = el('tr', { 'data-size': String(b[0]) });
-          tr.appendChild(el('td', {}, String(b[0])));
-          tr.appendChild(el('td', { 'data-count': '' }, String(b[1])));
-          table.appendChild(tr);
+          sizes.appendChild(el('th', {}, String(b[0])));
+          counts.appendChild(el('td', { 'data-size': String(b[0]) }, String(b[1])));
         });
+        table.appendChild(sizes);
+        table.appendChild(counts);
       },
       resize: function () { u.setSize({ width: width(p), height: 170 }); },
     };
@@ -155,7 +158,7 @@
     var t = c.refusedTable;
     t.textContent = '';
     var head = el('tr');
-    ['', 'since page opened', 'host total'].forEach(function (s) { head.appendChild(el('th', {}, s)); });
+    ['', 'since page opened', 'by the host, since it started'].forEach(function (s) { head.appendChild(el('th', {}, s)); });
     t.appendChild(head);
     var host = m.rejected || {};
     var hostTotals = { 'queue-full': host.queueFull, timeout: host.deadline, aborted: host.aborted, stopped: host.stopped, error: host.error };

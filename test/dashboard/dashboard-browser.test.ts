@@ -29,8 +29,8 @@ async function expectPageToShow(page: Page, port: number, model: string, request
   expect(sample(metrics, 'microbatch_requests_total', `host="${model}",outcome="ok"`)).toBe(requests);
   // Every batch has reached the page once its batches total equals /metrics' count.
   await field(page, model, 'batches', String(sample(metrics, 'microbatch_batch_size_count', `host="${model}"`)));
-  const bySize = await page.$$eval(`[data-model="${model}"] [data-field="batch-sizes"] tr[data-size]`, (rows) =>
-    rows.map((r) => [Number(r.getAttribute('data-size')), Number(r.querySelector('[data-count]')?.textContent)] as const),
+  const bySize = await page.$$eval(`[data-model="${model}"] [data-field="batch-sizes"] td[data-size]`, (cells) =>
+    cells.map((c) => [Number(c.getAttribute('data-size')), Number(c.textContent)] as const),
   );
   expect(bySize.some(([size]) => size > 1)).toBe(true); // concurrent requests were batched
   const histogram = metricsHistogram(metrics, model);
