@@ -11,6 +11,7 @@
   var status = document.getElementById('status');
   var updated = document.getElementById('updated');
   var main = document.getElementById('models');
+  var empty = document.getElementById('empty');
   var connects = 0;
 
   function el(tag, attrs, text) {
@@ -224,7 +225,7 @@
         cards.delete(name);
       }
     });
-    if (tick.models.length === 0) main.textContent = 'This server serves no models.';
+    empty.hidden = tick.models.length > 0;
     updated.textContent = 'updated ' + new Date(tick.t).toLocaleTimeString();
     document.body.setAttribute('data-ticks', String(Number(document.body.getAttribute('data-ticks') || 0) + 1));
   }

@@ -79,6 +79,8 @@ describe('with the dashboard on', () => {
     }
     const head = await call(port, 'HEAD', '/dashboard/dashboard.js');
     expect([head.status, head.headers['content-length'], head.text]).toEqual([200, String(script.body.length), '']);
+    const headEvents = await call(port, 'HEAD', '/dashboard/events'); // answered, not held open
+    expect([headEvents.status, headEvents.headers['content-type']]).toEqual([200, 'text/event-stream; charset=utf-8']);
   });
 
   test('another method is 405 with Allow, another file the server\'s 404', async () => {

@@ -114,7 +114,8 @@ export function createDashboard(sources: DashboardSources): Dashboard {
         sendJson(res, 405, { error: `${req.method} is not allowed on ${path}; use GET`, code: 'method_not_allowed' }, { Allow: 'GET, HEAD' });
         return true;
       }
-      if (isEvents) stream(req, res);
+      if (isEvents && req.method === 'HEAD') send(res, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' }, ''); // no stream to hold open
+      else if (isEvents) stream(req, res);
       else if (asset !== undefined) send(res, 200, { ...PAGE_HEADERS, 'Content-Type': asset.type }, asset.body); // node:http sends no body to HEAD
       return true;
     },
