@@ -108,7 +108,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     throw new TypeError('createInferenceServer: `metrics` must be a function returning Prometheus text, or an object with metrics() (a prom-client Registry)');
   }
 
-  const dashboard = dashboardOption('createInferenceServer', options.dashboard, { registry, stats });
+  const dashboard = dashboardOption('createInferenceServer', options.dashboard, { registry: core.registry, stats });
   const cors = options.corsOrigins === undefined ? undefined : new CorsPolicy('createInferenceServer', options.corsOrigins);
 
   let closing = false;
