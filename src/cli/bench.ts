@@ -6,7 +6,7 @@ import type * as Ort from 'onnxruntime-node';
 import type { ModelDescription } from '../onnx';
 import { DTYPES, isTensorType } from '../tensor/dtypes';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
-import type { BatchTiming } from './recommend';
+import { predictionTable, recommend, type BatchTiming } from './recommend';
 import type { Io } from './io';
 
 /** The defaults of `bench`'s flags, which the help states and the parsing applies. @internal */
@@ -20,12 +20,11 @@ export const BENCH_DEFAULTS = {
 export const BENCH_HELP = `Usage: microbatch bench <model.onnx> [options]
 
 Measures the model's latency per batch size (1, 2, 4, ... up to --max-batch-size): a warm-up run,
-then repeated runs whose median is reported, with the cost per item. Recommends maxBatchSize
-(where the cost per item stops improving meaningfully), then plays Poisson arrivals at each
---loads through the real host on a simulated clock, each batch costing what was measured, and
-prints the predicted p50/p99 of windows of 0, 1/4, 1/2 and 1 batch run time and of the adaptive
-policy; it recommends the one whose worst p99 (against the best at each load) is lowest, window 0
-on a tie.
+then repeated runs whose median is reported, with the cost per item. Recommends maxBatchSize (where
+the cost per item stops improving meaningfully), then plays the measured run times through the
+real host on a simulated clock at each of --loads, for maxDelayMs 0, a quarter, half, one and two
+runs of a full batch and the adaptive policy; prints each one's predicted p50/p99 and recommends
+the one never far from the best p99 at any load (ties go to the simplest).
 Inputs are synthetic (random floats, zero integers); the model runs on this thread, unbatched by
 microbatch, so the numbers are the model's own.
 
@@ -33,9 +32,11 @@ Options:
   --max-batch-size N    largest batch size to try                        (default ${BENCH_DEFAULTS['max-batch-size']})
   --seconds S           time budget for all the measurements             (default ${BENCH_DEFAULTS.seconds})
   --threads N           onnxruntime intra-op threads                     (default: all cores)
-  --loads P,P,...       loads to predict, in % of full-batch throughput  (default ${BENCH_DEFAULTS.loads})
   --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat;
                         required for each one (bench refuses to guess)
+  --loads P,P,...       loads to predict at, in % of the full-batch throughput (default ${BENCH_DEFAULTS.loads})
+  --max-latency-ms MS   latency budget: the adaptive policy's target; answers
+                        past it are counted as late in the predictions  (default: none)
   -h, --help            show this help
 
 Example:
@@ -46,17 +47,11 @@ const OPTIONS: Options = {
   'max-batch-size': { type: 'string' },
   seconds: { type: 'string' },
   threads: { type: 'string' },
-  loads: { type: 'string' },
   dim: { type: 'string', multiple: true },
+  loads: { type: 'string' },
+  'max-latency-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
-
-function parseLoads(cmd: string, raw: unknown): number[] {
-  const text = typeof raw === 'string' ? raw : BENCH_DEFAULTS.loads;
-  const loads = text.split(',').map((p) => Number(p.trim()));
-  if (loads.some((l) => !Number.isFinite(l) || l <= 0 || l > 1000)) throw new UsageError(`${cmd}: --loads must be percentages above 0 separated by commas (30,70,95), got ${JSON.stringify(text)}`);
-  return loads.map((l) => l / 100);
-}
 
 function parseDims(cmd: string, raw: unknown): Map<string, number> {
   const out = new Map<string, number>();
@@ -66,6 +61,16 @@ function parseDims(cmd: string, raw: unknown): Map<string, number> {
     out.set(m[1] as string, Number(m[2]));
   }
   return out;
+}
+
+/** `--loads 30,70,95` as fractions, or a {@link UsageError} naming what came. */
+export function parseLoads(cmd: string, raw: unknown): number[] {
+  const parts = String(raw).split(',').map((p) => p.trim());
+  const loads = parts.map(Number);
+  if (parts.length === 0 || loads.some((l) => !(l > 0 && l <= 200))) {
+    throw new UsageError(`${cmd}: --loads must be percentages of the full-batch throughput between 0 and 200, separated by commas (e.g. 30,70,95), got ${JSON.stringify(raw)}`);
+  }
+  return loads.map((l) => l / 100);
 }
 
 /**
@@ -115,12 +120,6 @@ function makeFeeds(ort: typeof Ort, model: ModelDescription, rows: number, dims:
   return feeds;
 }
 
-/** Right-aligned columns, the first row the head. */
-function table(rows: ReadonlyArray<readonly string[]>): string {
-  const widths = (rows[0] as readonly string[]).map((_, c) => Math.max(...rows.map((r) => (r[c] as string).length)));
-  return rows.map((r) => r.map((cell, c) => cell.padStart(widths[c] as number)).join('  ')).join('\n');
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -153,7 +152,8 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
   const seconds = numberFlag(cmd, values, 'seconds', { min: 0.1, max: 3600 }) ?? BENCH_DEFAULTS.seconds;
   const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
   const dims = parseDims(cmd, values.dim);
-  const loads = parseLoads(cmd, values.loads);
+  const loads = parseLoads(cmd, values.loads ?? BENCH_DEFAULTS.loads);
+  const maxLatencyMs = numberFlag(cmd, values, 'max-latency-ms', { min: 0.001 });
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
@@ -187,13 +187,15 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
       const perItem = t.medianMs / t.batchSize;
       return [String(t.batchSize), String(t.runs), t.medianMs.toFixed(3), perItem.toFixed(4), (1000 / perItem).toFixed(0), `${(base.medianMs / perItem).toFixed(2)}x`];
     });
-    io.out(`${table([['batch', 'runs', 'median ms', 'ms/item', 'items/s', 'vs batch 1'], ...rows])}\n\n`);
-    // Loaded only now, like onnxruntime: the simulation brings the engine, which --help does not need.
-    const { recommendForLoads } = await import('./recommend');
-    const rec = await recommendForLoads(timings, { loads });
-    const predicted = [['setting', ...loads.map((l) => `p50 / p99 ms @ ${Math.round(l * 100)}%`)], ...rec.predictions.map((p) => [p.setting, ...p.byLoad.map((b) => `${b.p50.toFixed(2)} / ${b.p99.toFixed(2)}`)])];
-    io.out(`predicted at batch ${rec.maxBatchSize} (the host on a simulated clock, batches costing what was measured):\n${table(predicted)}\n\n`);
-    const setting = rec.policy === 'adaptive' ? "policy 'adaptive'" : `maxDelayMs ${rec.maxDelayMs}`;
+    const head = ['batch', 'runs', 'median ms', 'ms/item', 'items/s', 'vs batch 1'];
+    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
+    const fmt = (r: readonly string[]): string => r.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
+    io.out(`${fmt(head)}\n${rows.map(fmt).join('\n')}\n\n`);
+    if (io.tty) io.status('  predicting latency per setting...');
+    const rec = await recommend(timings, { loads, ...(maxLatencyMs === undefined ? {} : { maxLatencyMs }) });
+    if (io.tty) io.status('');
+    io.out(`predicted latency (simulated host, measured run times, Poisson arrivals):\n${predictionTable(rec)}\n`);
+    const setting = rec.policy === 'adaptive' ? `policy 'adaptive'${maxLatencyMs === undefined ? '' : `, maxLatencyMs ${maxLatencyMs}`}` : `maxDelayMs ${rec.maxDelayMs}`;
     io.out(`recommended: maxBatchSize ${rec.maxBatchSize}, ${setting}\n  ${rec.why.join('\n  ')}\n`);
     return 0;
   } finally {

@@ -152,12 +152,12 @@ test('bench: prints a table per batch size and a recommendation', async () => {
   const lines = stdout.trim().split('\n');
   expect(lines[0]).toMatch(/^batch\s+runs\s+median ms\s+ms\/item\s+items\/s\s+vs batch 1$/);
   expect(lines.slice(1, 5).map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual([1, 2, 4, 8]);
+  // Then each candidate's predicted latency at 30/70/95% load, and the one recommended.
+  expect(stdout).toMatch(/\npredicted latency \(simulated host, measured run times, Poisson arrivals\):\nsetting +30%: p50 \/ p99 ms +70%: p50 \/ p99 ms +95%: p50 \/ p99 ms\nmaxDelayMs 0 /);
   expect(stdout).toMatch(/recommended: maxBatchSize (1|2|4|8), (maxDelayMs \d+(\.\d+)?|policy 'adaptive')\n/);
-  // The prediction per setting at the default loads, played through the host.
-  expect(stdout).toMatch(/^predicted at batch (1|2|4|8) \(the host on a simulated clock, batches costing what was measured\):\n +setting +p50 \/ p99 ms @ 30% +p50 \/ p99 ms @ 70% +p50 \/ p99 ms @ 95%\n +maxDelayMs 0 +[\d.]+ \/ [\d.]+/m);
   // Progress goes to stderr, one line per batch size when not on a terminal.
   expect(stderr.match(/^ {2}batch +\d+ +\[\d\/4\]/gm)).toHaveLength(4);
-});
+}, 60_000); // the recommendation simulates 18 settings × loads: seconds on a busy machine
 
 test('bench: refuses to guess symbolic dims, and measures with --dim', async () => {
   const varLength = join(dir, 'var-length.onnx');
@@ -168,15 +168,8 @@ test('bench: refuses to guess symbolic dims, and measures with --dim', async () 
   expect(refused).toMatchObject({ code: 2, stdout: '' });
   expect(refused.stderr).toContain("microbatch bench: the model's inputs have symbolic dims L that bench cannot guess (X [N, L]); give each a realistic size: --dim L=SIZE");
   expect(measured.code).toBe(0);
-  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], maxDelayMs /m);
-});
-
-test('bench: --loads must be percentages above 0', async () => {
-  const [bad, zero] = await Promise.all([runCli(['bench', modelPath, '--loads', '30,x']), runCli(['bench', modelPath, '--loads', '0'])]);
-  expect(bad).toMatchObject({ code: 2, stdout: '' });
-  expect(bad.stderr).toContain('microbatch bench: --loads must be percentages above 0 separated by commas (30,70,95), got "30,x"');
-  expect(zero.stderr).toContain('microbatch bench: --loads must be percentages above 0 separated by commas (30,70,95), got "0"');
-});
+  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], (maxDelayMs|policy) /m);
+}, 60_000);
 
 test('--help, --version, and usage errors (exit 2, with a message)', async () => {
   const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile, badLevel, badFormat] = await Promise.all([
