@@ -40,6 +40,13 @@ const METRICS: Record<string, readonly Metric[]> = {
     { name: 'Redis, 1 replica req/s', read: (j) => medianOf(at(j, 'sides', 'Redis, 1 replica'), 'throughput') },
     { name: 'Redis, 2 replicas req/s', read: (j) => medianOf(at(j, 'sides', 'Redis, 2 replicas'), 'throughput') },
   ],
+  'redis-capacity': [
+    { name: '20 ms model, 1 replica: % of capacity', read: (j) => 100 * (at(j, 'shares', '20 ms + 0.2 ms/row: Redis, 1 replica') as number) },
+    { name: '20 ms model, 2 replicas: % of capacity', read: (j) => 100 * (at(j, 'shares', '20 ms + 0.2 ms/row: Redis, 2 replicas') as number) },
+    { name: '2 ms model, 1 replica: % of capacity', read: (j) => 100 * (at(j, 'shares', '2 ms: Redis, 1 replica') as number) },
+    { name: '2 ms model, 2 replicas: % of capacity', read: (j) => 100 * (at(j, 'shares', '2 ms: Redis, 2 replicas') as number) },
+    { name: 'light load: 10 ms − added p50 (ms)', read: (j) => 10 - (at(j, 'lightAddedP50Ms') as number) },
+  ],
 };
 
 const argv = process.argv.slice(2);
@@ -91,7 +98,8 @@ for (const s of scenarios) {
     const a = r.after.map((x) => x[k] as number);
     // The paired ratio: each round's after over the same round's before, then the median.
     const paired = median(a.map((v, i) => v / (b[i] as number)));
-    rows.push([s, metric.name, fmt(median(b), 0), fmt(median(a), 0), `${fmt(median(a) / median(b), 3)}×`, `${fmt(paired, 3)}×`]);
+    const digits = (v: number): number => (Math.abs(v) < 1000 ? 2 : 0);
+    rows.push([s, metric.name, fmt(median(b), digits(median(b))), fmt(median(a), digits(median(a))), `${fmt(median(a) / median(b), 3)}×`, `${fmt(paired, 3)}×`]);
     (out.results as Json)[`${s}: ${metric.name}`] = { before: b, after: a, ratioOfMedians: median(a) / median(b), pairedRatio: paired };
   });
 }

@@ -18,18 +18,13 @@ import { ModelHost } from '../src/engine/model-host';
 import * as redisTransport from '../src/remote/redis';
 import { connectHost, serveHost } from '../src/remote/socket';
 import { redisUnavailable, startRedis } from '../test/support/redis-server';
-import { alternate, closedLoop, fmt, main, median, pick, Progress, ratio, report, Samples, sleep, summarize, table, writeResults, type Side } from './harness';
+import { measureRoute, type RedisRep } from './redis-measure';
+import { alternate, fmt, main, median, pick, Progress, ratio, report, sleep, table, writeResults, type Side } from './harness';
 
 const CLIENTS = 64;
 const MAX_BATCH = 32;
 
-interface Rep {
-  readonly throughput: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly meanBatch: number;
-  readonly failed: number;
-}
+type Rep = RedisRep;
 
 function model(): ModelHost<number, number> {
   return new ModelHost(
@@ -51,20 +46,7 @@ main(async (args) => {
   const dir = mkdtempSync(join(tmpdir(), 'mb-bench-'));
   let model_ = 0;
 
-  /** One repetition through `call`, counting batches on `hosts`. */
-  const measure = async (hosts: ReadonlyArray<ModelHost<number, number>>, call: (i: number) => Promise<unknown>): Promise<Rep> => {
-    const before = hosts.map((h) => [h.stats.batches, h.stats.rows] as const);
-    const latencies = new Samples();
-    const r = await closedLoop({ clients: CLIENTS, durationMs, latencies, call });
-    let batches = 0;
-    let rows = 0;
-    hosts.forEach((h, i) => {
-      batches += h.stats.batches - before[i]![0];
-      rows += h.stats.rows - before[i]![1];
-    });
-    const s = summarize(latencies.values());
-    return { throughput: r.throughput, p50: s.p50, p99: s.p99, meanBatch: rows / Math.max(1, batches), failed: r.failed };
-  };
+  const measure = (hosts: ReadonlyArray<ModelHost<number, number>>, call: (i: number) => Promise<unknown>): Promise<Rep> => measureRoute(hosts, CLIENTS, durationMs, call);
 
   const local = model();
   const socketHost = model();

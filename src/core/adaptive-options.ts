@@ -65,6 +65,8 @@ export interface AdaptiveStats {
   readonly shedAlone: number;
   /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
   readonly shedOverload: number;
+  /** Requests refused as they arrived, every slot busy, because the backlog ahead ends their batch past their due time on the mean. */
+  readonly shedAtArrival: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;
   /** Batches made smaller than the queue allowed because that left fewer requests late. */

@@ -1,4 +1,5 @@
 import { ADAPTIVE_DEFAULTS } from './defaults';
+import { Arrivals } from './adaptive-arrivals';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
 import type { Costs, Item, Plan, PlannedBatch, Slot } from './adaptive-plan';
@@ -59,17 +60,7 @@ export class AdaptivePolicy implements ReleasePolicy {
   readonly #overloadMs: number;
   readonly #minWaitMs: number;
 
-  /** The last `rateWindow` arrivals' times and rows, a ring written at `#arrivalsNext`. */
-  readonly #arrivalT: Float64Array;
-  readonly #arrivalRows: Float64Array;
-  #arrivalsNext = 0;
-  #arrivalsCount = 0;
-  /** Arrivals within the last `overloadMs`, for the overload test (times and rows, oldest first). */
-  #recentT: number[] = [];
-  #recentRows: number[] = [];
-  #recentHead = 0;
-  #recentSum = 0;
-  #firstArrival = Infinity;
+  readonly #arrivals: Arrivals;
   /** Predicted ends (and run-time variances) of the batches this policy released and the host still runs. */
   #running: Slot[] = [];
   #waitingUntil = -Infinity;
@@ -77,7 +68,15 @@ export class AdaptivePolicy implements ReleasePolicy {
   #waitingFor = NaN;
   /** Enqueue time of the newest request the last decision read (all of them when it waited). */
   #newest = -Infinity;
-  #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
+  #stats = { shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 };
+  /** The host's limits as the last decision saw them (arrivals are judged by them): slots, rows, budget. */
+  #slots = Infinity;
+  #maxBatchSize = 1;
+  #budget = Infinity;
+  /** A full batch's mean run time and its spread (0 before a line is fitted), and the reserve's k. */
+  #fullMs = 0;
+  #fullSd = 0;
+  #k = 0;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -96,11 +95,10 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? ADAPTIVE_DEFAULTS.maxWaitMs);
     this.#marginMs = nonNegative('marginMs', options.marginMs ?? ADAPTIVE_DEFAULTS.marginMs);
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? ADAPTIVE_DEFAULTS.rateWindow)));
-    this.#arrivalT = new Float64Array(this.#rateWindow);
-    this.#arrivalRows = new Float64Array(this.#rateWindow);
     this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? ADAPTIVE_DEFAULTS.planBatches)));
     this.#patience = Math.min(1, nonNegative('patience', options.patience ?? ADAPTIVE_DEFAULTS.patience));
     this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
+    this.#arrivals = new Arrivals(this.#rateWindow, this.#overloadMs);
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
   }
 
@@ -109,18 +107,13 @@ export class AdaptivePolicy implements ReleasePolicy {
     return { ...this.#stats };
   }
 
-  /** Counts each arrival once, as it joins the queue: the arrival rate and the overload test read them. */
-  enqueued(request: QueuedRequestInfo): void {
-    const t = request.enqueuedAt;
-    const at = this.#arrivalsNext;
-    this.#arrivalT[at] = t;
-    this.#arrivalRows[at] = request.rows;
-    this.#arrivalsNext = at + 1 === this.#rateWindow ? 0 : at + 1;
-    if (this.#arrivalsCount < this.#rateWindow) this.#arrivalsCount++;
-    if (t < this.#firstArrival) this.#firstArrival = t;
-    this.#recentT.push(t);
-    this.#recentRows.push(request.rows);
-    this.#recentSum += request.rows;
+  /**
+   * Counts each arrival once, as it joins the queue (the arrival rate and the overload test read
+   * them), and refuses it at once (`false`) when it cannot be answered in time: see {@link AdaptivePolicy}.
+   */
+  enqueued(request: QueuedRequestInfo, queuedRows = 0, inFlight = 0): boolean {
+    this.#arrivals.record(request.enqueuedAt, request.rows);
+    return this.#admits(request, queuedRows, inFlight);
   }
 
   /** Learns from every finished batch. */
@@ -131,9 +124,16 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   decide(view: QueueView): ReleaseDecision {
     const now = view.now;
+    this.#slots = view.inFlight + view.freeSlots;
+    this.#maxBatchSize = view.maxBatchSize;
+    this.#budget = view.maxLatencyMs;
+    const fitted = this.latencyModel.fit === 'line';
+    this.#fullMs = fitted ? (this.latencyModel.predict(view.maxBatchSize) as number) : 0;
+    this.#fullSd = fitted ? (this.latencyModel.stdMs(view.maxBatchSize) as number) : 0;
+    this.#k = this.latencyModel.k;
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
-    this.#forget(now);
+    this.#arrivals.forget(now);
     // A backlog of a full batch or more that a bound on the plan shows on time: the plan would shed
     // nobody, cut nothing and release a full batch, so release it without building the plan. This
     // is the decision at every batch under high load, where its cost is throughput lost.
@@ -261,10 +261,10 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** True when arrivals over the last `overloadMs` came faster than full batches can serve them. */
   #overloaded(view: QueueView, now: number): boolean {
     const m = this.latencyModel;
-    if (m.fit !== 'line' || now - this.#firstArrival < this.#overloadMs) return false;
+    if (m.fit !== 'line' || now - this.#arrivals.first < this.#overloadMs) return false;
     const full = m.predict(view.maxBatchSize) as number;
     const capacity = ((view.inFlight + view.freeSlots) * view.maxBatchSize) / full; // rows per ms
-    return this.#recentSum / this.#overloadMs > capacity;
+    return this.#arrivals.recentRows / this.#overloadMs > capacity;
   }
 
   /**
@@ -276,7 +276,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     const m = this.latencyModel;
     const a = m.interceptMs;
     const perRow = m.perRowMs;
-    const rate = this.#rate(view.now); // rows per ms
+    const rate = this.#arrivals.rate(view.now); // rows per ms
     if (a === undefined || perRow === undefined || rate <= 0) return undefined;
     const n = batch.rows;
     const gainWindow = a - n * (perRow + 1 / rate);
@@ -379,37 +379,36 @@ export class AdaptivePolicy implements ReleasePolicy {
     return kept;
   }
 
-  /** Drops arrivals older than `overloadMs` from the overload window. */
-  #forget(now: number): void {
-    const since = now - this.#overloadMs;
-    while (this.#recentHead < this.#recentT.length && (this.#recentT[this.#recentHead] as number) < since) {
-      this.#recentSum -= this.#recentRows[this.#recentHead] as number;
-      this.#recentHead++;
-    }
-    // Drop the consumed prefix of the overload window once it dominates (amortised O(1)).
-    if (this.#recentHead > 1024 && this.#recentHead * 2 > this.#recentT.length) {
-      this.#recentT = this.#recentT.slice(this.#recentHead);
-      this.#recentRows = this.#recentRows.slice(this.#recentHead);
-      this.#recentHead = 0;
-    }
+  /**
+   * Whether a request just queued behind `queuedRows` rows (its own included) can still be
+   * answered in time: every slot busy, the backlog ahead of it running in full batches back to
+   * back from when the first running batch is predicted to end. Refused at once when its batch,
+   * with the plan's reserve, would end at or past its due time: a caller that would miss learns it
+   * on arrival rather than at its deadline, and the requests behind it are not delayed by it (under
+   * overload, admitting on the mean alone left whole queues late through a slow spell). Nothing is refused before the model has a
+   * line fitted or while a slot is free (the next decision, on this turn, plans it).
+   */
+  #admits(request: QueuedRequestInfo, queuedRows: number, inFlight: number): boolean {
+    const slots = this.#slots;
+    if (inFlight < slots || this.#fullMs === 0) return true;
+    const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.#marginMs;
+    if (due === Infinity) return true;
+    const ahead = Math.ceil(queuedRows / this.#maxBatchSize) - 1; // full batches before its own
+    let start = request.enqueuedAt;
+    const first = this.#running[0];
+    if (first !== undefined && first.at > start) start = first.at;
+    // Its own batch counted full (behind a backlog what arrives next joins it), with the reserve
+    // the plan keeps: k standard deviations of the chain. Arithmetic on figures the last decision
+    // cached, since this runs per request; only a request in the next batch that fails that bound
+    // is judged on its batch as it stands (the decision may cut the batch short for it).
+    const chain = Math.floor(ahead / slots) + 1;
+    const reserve = this.#k * Math.sqrt(chain) * this.#fullSd;
+    if (start + chain * this.#fullMs + reserve < due) return true;
+    if (ahead === 0 && start + (this.latencyModel.predict(queuedRows) as number) + reserve < due) return true;
+    this.#stats.shedAtArrival++;
+    return false;
   }
 
-  /**
-   * Arrival rate in rows per millisecond over the remembered arrivals, measured up to `now` so
-   * that it decays during a quiet spell (an idle host forgets an old burst).
-   */
-  #rate(now: number): number {
-    const n = this.#arrivalsCount;
-    if (n < 2) return 0;
-    const ts = this.#arrivalT;
-    const rs = this.#arrivalRows;
-    let first = Infinity;
-    let rows = 0;
-    for (let i = 0; i < n; i++) if ((ts[i] as number) < first) first = ts[i] as number;
-    for (let i = 0; i < n; i++) if ((ts[i] as number) > first) rows += rs[i] as number;
-    const span = now - first;
-    return span > 0 ? rows / span : 0;
-  }
 }
 
 /** The shed list of a decision that sheds nothing (never written to). */

@@ -133,8 +133,11 @@ export interface ReleasePolicy {
    * measure the arrival rate use it; others may omit it). It lets a policy read only the head of
    * the queue at a decision: finding the new arrivals by reading the whole queue costs time in
    * proportion to the backlog, per batch, and under a backlog that cost is what makes it grow.
+   * `queuedRows` counts the rows waiting, this request's included, and `inFlight` the batches
+   * running. Answering `false` refuses the request at once, as a shed (a policy that knows it
+   * cannot be answered in time says so on arrival, not at its deadline).
    */
-  enqueued?(request: QueuedRequestInfo): void;
+  enqueued?(request: QueuedRequestInfo, queuedRows?: number, inFlight?: number): boolean | void;
   /** Told about every finished batch (learning policies use it; others may omit it). */
   observe?(outcome: BatchOutcome): void;
   /** What the policy has learned about run time, if it learns (shown as `host.latencyModel`). */

@@ -259,8 +259,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     // The lane moves into the queue, in order, before a request that needs an object joins it.
     if (this.#lane.size > 0) this.#lane.spill(this.#queue);
     this.#queue.push(req);
-    o.policy.enqueued?.(req);
-    this.#schedule();
+    if (o.policy.enqueued?.(req, this.#queue.rows, this.#s.inFlight) === false) this.#s.shed([req]); // refused on arrival
+    else this.#schedule();
     return promise;
   }
 

@@ -50,13 +50,15 @@ export interface SimModel {
 }
 
 /** One configuration to simulate. */
-export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number } | { readonly kind: 'adaptive'; readonly options?: AdaptivePolicyOptions };
+export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number; readonly maxQueueSize?: number } | { readonly kind: 'adaptive'; readonly options?: AdaptivePolicyOptions };
 
 export interface SimResult {
   readonly answered: number;
   /** Every answered request's latency in ms, ascending. */
   readonly latencies: readonly number[];
   readonly shed: number;
+  /** How long each refused request (shed, queue full or timed out) waited for its refusal, in ms. */
+  readonly refusals: readonly number[];
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
@@ -149,6 +151,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   const latencies: number[] = [];
   const answers: Array<{ sent: number; latency: number }> = [];
   let shed = 0;
+  const refusals: number[] = [];
   let i = 0;
   let running = 0;
   const send = (sent: number): void => {
@@ -157,7 +160,10 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
         latencies.push(clock.now() - sent);
         answers.push({ sent, latency: clock.now() - sent });
       },
-      () => shed++,
+      () => {
+        shed++;
+        refusals.push(clock.now() - sent);
+      },
     );
   };
   const fn = (items: readonly number[]): Promise<number[]> => {
@@ -175,7 +181,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
     maxBatchSize: m.maxBatchSize,
     clock,
     ...(m.timeoutMs === undefined ? {} : { timeoutMs: m.timeoutMs }),
-    ...(policy.kind === 'fixed' ? { maxDelayMs: policy.maxDelayMs } : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
+    ...(policy.kind === 'fixed' ? { maxDelayMs: policy.maxDelayMs, ...(policy.maxQueueSize === undefined ? {} : { maxQueueSize: policy.maxQueueSize }) } : { maxLatencyMs: m.maxLatencyMs, policy: adaptive }),
   });
   const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
   while (i < arrivals.length || host.stats.queued + host.stats.running > 0) {
@@ -194,6 +200,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
     answered: latencies.length,
     latencies,
     shed,
+    refusals,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     max: latencies.at(-1) ?? NaN,

@@ -67,7 +67,7 @@ export function clientTimeout(req: IncomingMessage, fromBody: number | undefined
  */
 export async function handleInfer(req: IncomingMessage, res: ServerResponse, ctx: InferContext): Promise<void> {
   const parts = bodyParts(req);
-  const body = await decodeBody(req.headers['content-encoding'], await readBody(req, ctx.limits.maxBodyBytes), ctx.limits.maxBodyBytes);
+  const body = await decodeBody(req.headers['content-encoding'], await readBody(req, ctx.limits.maxBodyBytes, parts === 'json' || req.headers['content-encoding'] !== undefined ? undefined : parts), ctx.limits.maxBodyBytes);
   const headerLength = parts === 'json' ? body.length : parts;
   if (headerLength > body.length) {
     throw invalidArgument('invalid_header', `Inference-Header-Content-Length is ${headerLength}, but the body has only ${body.length} bytes`);

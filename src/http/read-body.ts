@@ -23,12 +23,21 @@ function consumedBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
  * `Content-Length` announces too much (nothing is read), else as soon as the bytes received pass
  * the limit (reading stops there). The caller closes the connection after a 413, since the rest
  * of the body is left unread.
+ *
+ * With `alignAt` (a byte offset in the body) and a `Content-Length`, the body is read into one
+ * buffer of its own, placed so that `alignAt` falls on an 8-byte boundary: the binary tensors that
+ * start there can then be viewed in place instead of copied out (the binary extension's
+ * `Inference-Header-Content-Length` says where they start before the body arrives).
  * @internal
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes: number, alignAt?: number): Promise<Buffer> {
   if (req.readableEnded) return consumedBody(req, maxBytes);
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes, `(Content-Length ${declared}) exceeds`));
+  const length = declared === undefined ? Number.NaN : Number(declared);
+  // One buffer sized from Content-Length: no chunk list, no concatenation. A fresh ArrayBuffer, so
+  // the padding puts `alignAt` on an 8-byte boundary of memory, not just of the buffer.
+  let fixed = alignAt !== undefined && Number.isSafeInteger(length) && length > 0 ? Buffer.allocUnsafeSlow(length + ((8 - (alignAt % 8)) % 8)).subarray((8 - (alignAt % 8)) % 8) : undefined;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -39,18 +48,25 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       req.off('close', onClose);
     };
     const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) {
+      if (size + chunk.length > maxBytes) {
         cleanup();
         req.pause();
         reject(tooLarge(maxBytes, 'exceeds'));
         return;
       }
-      chunks.push(chunk);
+      if (fixed !== undefined && size + chunk.length <= fixed.length) chunk.copy(fixed, size);
+      else {
+        // More than Content-Length said (the parser does not let that happen): collect instead.
+        if (fixed !== undefined) chunks.push(fixed.subarray(0, size));
+        fixed = undefined;
+        chunks.push(chunk);
+      }
+      size += chunk.length;
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (fixed !== undefined) resolve(fixed.subarray(0, size));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = (e: Error): void => {
       cleanup();

@@ -64,9 +64,10 @@ export async function onnxHostInWorkers(where: string, path: string, options: Wo
       workers: placement.workers,
       intraOpNumThreads: placement.threads,
       workerData: { modelPath: file, ...(placement.machine === 'dedicated' ? { spinning: true } : {}) } satisfies OnnxWorkerData,
-      // The DictBatcher builds fresh batch tensors for batched inputs, but 'shared' inputs are the
-      // callers' own arrays: copy rather than move.
-      transferBatch: false,
+      // The DictBatcher builds fresh batch tensors for batched inputs: those move to the worker
+      // (no copy on either thread). 'shared' inputs, and an unbatchable model's feeds, are the
+      // callers' own arrays, which moving would empty under their feet: copied.
+      transferBatch: fileModel.unbatchable === undefined && fileModel.inputs.every((t) => typeof t.batchAxis === 'number'),
       // The pool can replace a hung worker; the host alone could only abandon it.
       ...(hostOptions.batchTimeoutMs === undefined ? {} : { batchTimeoutMs: hostOptions.batchTimeoutMs }),
     },

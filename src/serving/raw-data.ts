@@ -14,7 +14,7 @@ const SWAP = endianness() === 'BE';
 
 type Fixed = Exclude<KServeDatatype, 'BYTES'>;
 
-const CTORS: Record<Fixed, new (buffer: ArrayBuffer) => TensorData> = {
+const CTORS: Record<Fixed, new (buffer: ArrayBuffer, byteOffset?: number, length?: number) => TensorData> = {
   BOOL: Uint8Array,
   UINT8: Uint8Array,
   UINT16: Uint16Array,
@@ -45,8 +45,13 @@ export function decodeBinary(datatype: KServeDatatype, bytes: Uint8Array, count:
   if (bytes.length !== count * size) {
     return `expected ${count * size} bytes of binary data (${count} elements × ${size} bytes of ${datatype}), got ${bytes.length}`;
   }
-  // A copy into a fresh, aligned buffer: the body's offsets are not aligned to the element size,
-  // and the tensor must not keep the whole request body alive.
+  // In place when the bytes are aligned to the element size and are most of their buffer (the
+  // HTTP route reads a binary body so that they are): no copy, and nothing much kept alive.
+  if (!SWAP && bytes.byteOffset % size === 0 && bytes.buffer instanceof ArrayBuffer && bytes.byteLength * 2 >= bytes.buffer.byteLength) {
+    return new CTORS[datatype](bytes.buffer, bytes.byteOffset, count);
+  }
+  // Otherwise a copy into a fresh, aligned buffer: the tensor must not keep a whole request body
+  // (or a larger message) alive for a few bytes of it.
   const copy = new Uint8Array(bytes.length);
   copy.set(bytes);
   swapInPlace(copy, size);

@@ -253,7 +253,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
     expect(decideOn(p, view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(decideOn(p, view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
   });
 
   /** Teaches a noisy line (b = 0, mean 10 ms, spread ~1 ms) and makes the policy see 4 rows/ms for `ms`. */
@@ -334,7 +334,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const reqs = Array.from({ length: 40 }, () => req(99, 115));
     const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
   });
 
   test('a full batch is not cut for a head that is late anyway', () => {
@@ -478,34 +478,45 @@ describe('AdaptivePolicy on a host (fake clock)', () => {
     const over = afterOnset.filter((a) => a.latency > maxLatencyMs);
     expect(over.length).toBeLessThan(afterOnset.length * 0.1);
     expect(Math.max(...afterOnset.map((a) => a.latency))).toBeLessThanOrEqual(maxLatencyMs + 2);
-    expect(policy.stats.shedOverload).toBeGreaterThan(0);
+    // Refused as they arrive, once the backlog ahead would make them late: none waits to be shed.
+    expect(policy.stats.shedAtArrival).toBeGreaterThan(0);
     expect(shed.length).toBeGreaterThan(0);
     expect(host.stats.rejected.deadline).toBe(shed.length);
     expect(shed.every((e) => e instanceof DeadlineExceededError && e.reason === 'shed' && /shed by prediction/.test(e.message))).toBe(true);
     // No collapse into tiny batches: goodput stays near capacity (0.62/ms × 600 ms ≈ 370).
     expect(answered.length).toBeGreaterThan(300);
-    expect(policy.stats.shedAlone + policy.stats.shedOverload).toBe(shed.length);
+    expect(policy.stats.shedAlone + policy.stats.shedOverload + policy.stats.shedAtArrival).toBe(shed.length);
   });
 
-  test('mixed deadlines: a hopeless request is shed at once; one that is late behind others (no overload) keeps its place and times out', async () => {
-    const { host, policy, model, run } = setup({ a: 10, b: 1, maxBatchSize: 32 });
+  test('mixed deadlines: requests the backlog ahead makes late are refused as they arrive; the others keep their place', async () => {
+    const { host, policy, model, run, clock } = setup({ a: 10, b: 1, maxBatchSize: 32 });
     teach(policy, 10, 1);
     const busy = host.inference(0); // occupies the model until t = 11
     await settle();
     const relaxed = Array.from({ length: 20 }, (_, i) => track(host.inference(i + 1, { timeoutMs: 500 })));
-    const urgent = track(host.inference(99, { timeoutMs: 30 })); // 20 rows ahead of it need 30 ms from t = 11
+    const urgent = track(host.inference(99, { timeoutMs: 30 })); // 20 rows ahead of it need 31 ms from t = 11
     const hopeless = track(host.inference(98, { timeoutMs: 15 })); // alone it would end at 11 + 11 = 22 > 15
+    await settle();
+    // At once, at t = 0: not at their deadlines, and not at the next decision (t = 11).
+    expect(clock.now()).toBe(0);
+    expect(urgent).toMatchObject({ state: 'rejected', error: { name: 'DeadlineExceededError', reason: 'shed' } });
+    expect(hopeless).toMatchObject({ state: 'rejected', error: { name: 'DeadlineExceededError', reason: 'shed' } });
+    expect(policy.stats).toMatchObject({ shedAtArrival: 2, shedAlone: 0, shedOverload: 0, deadlineLimited: 0 });
     await run(11);
     await busy;
-    expect(hopeless).toMatchObject({ state: 'rejected', error: { reason: 'shed' } });
-    // Not shed: it could make it if started now, and a short burst is no sustained overload.
-    // Cutting the batch would not save it either (it is last in line), so the batch stays full.
-    expect(urgent.state).toBe('pending');
-    expect(policy.stats).toMatchObject({ shedAlone: 1, shedOverload: 0, deadlineLimited: 0 });
     await run(100);
-    expect(urgent).toMatchObject({ state: 'rejected', error: { name: 'DeadlineExceededError', reason: 'timeout' } });
     expect(relaxed.every((r) => r.state === 'resolved')).toBe(true);
-    expect(model.sizes).toEqual([1, 21]);
+    expect(model.sizes).toEqual([1, 20]);
+  });
+
+  test('before a line is fitted nothing is refused on arrival, however long the backlog', async () => {
+    const { host, policy, run } = setup({ a: 10, b: 1, maxBatchSize: 4 });
+    // Nothing learned: no prediction to refuse on.
+    const first = Array.from({ length: 9 }, (_, i) => track(host.inference(i, { timeoutMs: 15 })));
+    await settle();
+    expect(first.every((r) => r.state === 'pending' || r.state === 'resolved')).toBe(true);
+    expect(policy.stats.shedAtArrival).toBe(0);
+    await run(200);
   });
 
   test('mixed deadlines: a short timeout ahead of relaxed ones is met by a smaller first batch', async () => {

@@ -54,6 +54,27 @@ test("worker threads: the preset's thread count and spinning reach every worker"
   }
 });
 
+test("worker threads: the merged batch moves to the worker, and the callers' own tensors stay whole", async () => {
+  const host = await createOnnxHost(model, { maxBatchSize: 4, workers: 1 });
+  try {
+    const ort = await import('onnxruntime-node');
+    const inputs = [1, 2, 3].map((k) => new ort.Tensor('float32', Float32Array.from([k, k, k, k]), [1, 4]));
+    const direct = await Promise.all(inputs.map((x) => host.inference({ X: x })));
+    for (const [k, x] of inputs.entries()) {
+      expect(Array.from(x.data as Float32Array)).toEqual([k + 1, k + 1, k + 1, k + 1]); // not detached
+      const y = Object.values(direct[k] as Record<string, { data: Float32Array }>)[0]!;
+      expect(y.data.length).toBeGreaterThan(0);
+    }
+    // The same inputs again give the same answers: nothing was emptied by the first crossing.
+    const again = await Promise.all(inputs.map((x) => host.inference({ X: x })));
+    expect(again.map((r) => Array.from(Object.values(r as Record<string, { data: Float32Array }>)[0]!.data))).toEqual(
+      direct.map((r) => Array.from(Object.values(r as Record<string, { data: Float32Array }>)[0]!.data)),
+    );
+  } finally {
+    await host.stop();
+  }
+});
+
 test('a machine that is neither shared nor dedicated is refused by name', async () => {
   await expect(createOnnxHost(model, { maxBatchSize: 4, machine: 'fast' as never })).rejects.toThrow(
     new TypeError("createOnnxHost: expected `machine` to be 'shared' or 'dedicated', got \"fast\" (string)"),

@@ -28,8 +28,10 @@ interface Held {
 /**
  * Serves a host to front ends on other machines through a Redis stream consumer group: the
  * replicas of a model share one request stream, and each pulls only as much as its host can start
- * now (`XREADGROUP ... COUNT free`), so batching stays work-conserving across the cluster and a busy
- * replica never holds work an idle one could run. Front ends use {@link connectRedisHost}.
+ * now (`XREADGROUP ... COUNT free`), so batching stays work-conserving across the cluster. While
+ * every slot runs, it also takes ahead what it starts next, but only what already waits in the
+ * stream (a read that does not block), so its model does not idle between batches and an idle
+ * replica, blocked in its read, is still handed new work first. Front ends use {@link connectRedisHost}.
  *
  * A replica refreshes its heartbeat every quarter of `heartbeatTtlMs`. The entries of a replica
  * whose heartbeat is older than that (it died, or froze) are taken over at once, run alone, and
@@ -153,6 +155,17 @@ class Replica implements RedisReplica {
     return Math.max(0, (maxConcurrentBatches - runningBatches) * maxBatchSize - queued);
   }
 
+  /**
+   * How many more entries the host starts next, when its running batches end: every slot's rows,
+   * less what it holds. Pulled ahead while the batches run, so the model does not wait for the
+   * answer flush, the read and the decoding between one batch and the next.
+   */
+  #nextCapacity(): number {
+    if (this.#closing !== undefined || this.#isolated.length > 0) return 0;
+    const { maxBatchSize, maxConcurrentBatches = 1 } = this.#host.options;
+    return Math.max(0, maxConcurrentBatches * maxBatchSize - this.#host.stats.queued);
+  }
+
   async #pullLoop(): Promise<void> {
     let backoff = 0;
     while (this.#closing === undefined) {
@@ -160,22 +173,27 @@ class Replica implements RedisReplica {
       // released on a later tick, and until then its slot still looks free.
       await new Promise((r) => setImmediate(r));
       this.#runIsolated();
-      const capacity = this.#capacity();
-      if (capacity === 0) {
+      const now = this.#capacity();
+      // Every slot busy: take ahead only what already waits in the stream (no BLOCK), so that a
+      // replica blocked in its read, idle, is handed new entries first.
+      const ahead = now === 0 ? this.#nextCapacity() : 0;
+      if (now === 0 && ahead === 0) {
         await this.#nextChange(this.#blockMs);
         continue;
       }
+      const count = now > 0 ? now : ahead;
       try {
         const reply = await this.#reader.command<Array<[Buffer, RawEntry[]]> | null>(
-          ['XREADGROUP', 'GROUP', this.#group, this.consumer, 'COUNT', String(capacity), 'BLOCK', String(this.#blockMs), 'STREAMS', this.#keys.requests, '>'],
+          now > 0
+            ? ['XREADGROUP', 'GROUP', this.#group, this.consumer, 'COUNT', String(count), 'BLOCK', String(this.#blockMs), 'STREAMS', this.#keys.requests, '>']
+            : ['XREADGROUP', 'GROUP', this.#group, this.consumer, 'COUNT', String(count), 'STREAMS', this.#keys.requests, '>'],
           true,
         );
         backoff = 0;
         const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length === 0) continue;
-        this.#stats.pulled += entries.length;
-        const now = await serverTime(this.#commands);
-        for (const entry of entries) this.#accept(entry, 1, now);
+        if (entries.length > 0) await this.#acceptPulled(entries);
+        // Read ahead and the stream is drained: nothing more to take until a batch ends.
+        if (now === 0 && entries.length < count) await this.#nextChange(this.#blockMs);
       } catch (e) {
         if (this.#closing !== undefined) break;
         if (String((e as Error).message).startsWith('NOGROUP')) await ensureGroup(this.#commands, this.#keys.requests, this.#group).catch(() => undefined);
@@ -183,6 +201,17 @@ class Replica implements RedisReplica {
         await this.#nextChange(backoff);
       }
     }
+  }
+
+  /**
+   * Decodes entries of a first delivery and hands them on. The server's clock is read only when
+   * an entry carries a deadline: without one, a pull costs one round trip, not two.
+   */
+  async #acceptPulled(entries: RawEntry[]): Promise<void> {
+    this.#stats.pulled += entries.length;
+    const decoded = entries.map((e) => decodeRequest(e[1] ?? [], this.#maxEntryBytes, this.#revive));
+    const now = decoded.some((d) => d.ok && d.timeoutMs !== undefined) ? await serverTime(this.#commands) : Number.NaN;
+    for (let i = 0; i < entries.length; i++) this.#accept(entries[i]![0].toString(), decoded[i]!, 1, now);
   }
 
   /** Resolves when an entry settles, on close, or after `ms`. */
@@ -208,9 +237,7 @@ class Replica implements RedisReplica {
   }
 
   /** Decides what to do with one entry read from the stream (first delivery) or taken over. */
-  #accept([rawId, fields]: RawEntry, deliveries: number, serverNowMs: number): void {
-    const id = rawId.toString();
-    const decoded = decodeRequest(fields ?? [], this.#maxEntryBytes, this.#revive);
+  #accept(id: string, decoded: DecodedRequest, deliveries: number, serverNowMs: number): void {
     if (!decoded.ok) {
       this.#stats.undecodable++;
       const error = new TypeError(`microbatch/redis: replica ${this.consumer} could not read request ${id}: ${decoded.problem}`);
@@ -344,7 +371,7 @@ class Replica implements RedisReplica {
     for (const [from, reason, cleared, removed, ...ids] of events) this.#tookOver({ from: from.toString(), reason: reason.toString() as RedisTakeover['reason'], claimed: ids.map(String), cleared: Number(cleared), removed: Number(removed) === 1 });
     if (claimed.length === 0) return;
     this.#stats.reclaimed += claimed.length;
-    for (const [id, fields, deliveries] of claimed) this.#accept([id, fields], Number(deliveries), Number(now));
+    for (const [id, fields, deliveries] of claimed) this.#accept(id.toString(), decodeRequest(fields, this.#maxEntryBytes, this.#revive), Number(deliveries), Number(now));
     // Answered without running (poison, expired, unreadable): look for the next one at once.
     if (this.#isolated.length === 0 && this.#held.size === 0) setImmediate(() => void this.#claim().catch(() => undefined));
     this.#poke();

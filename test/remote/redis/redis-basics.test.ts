@@ -100,7 +100,7 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
     }
   });
 
-  test('a busy replica pulls nothing: its one slot is taken, so new work waits in Redis for a free slot', async () => {
+  test('a busy replica pulls ahead only the next batch: what it cannot start next waits in Redis', async () => {
     const name = nextModel();
     const m = new ControlledModel<number, number>();
     const host = new ModelHost(m.fn, { maxBatchSize: 4 });
@@ -111,14 +111,16 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await waitFor(() => m.calls.length === 1, 10_000, 'the first batch runs');
       const later = [2, 3, 4, 5, 6].map((x) => front.inference(x));
       await waitFor(() => front.stats.sent === 6, 10_000, 'all sent');
-      // Several read rounds pass: the replica must not take what it cannot start.
+      await waitFor(() => replica.stats.pulled === 5, 10_000, 'the next batch pulled ahead');
+      // Several read rounds pass: the replica must not take more than it starts next.
       await new Promise((r) => setTimeout(r, 300));
-      expect(replica.stats.pulled).toBe(1);
-      expect(host.stats.queued).toBe(0);
+      expect(replica.stats.pulled).toBe(5);
+      expect(host.stats.queued).toBe(4);
+      expect(replica.stats.inFlight).toBe(5);
       m.answer(0, (x) => x * 10);
       await expect(first).resolves.toBe(10);
       await waitFor(() => m.calls.length === 2, 10_000, 'the next batch runs');
-      expect(m.calls[1]!.items).toEqual([2, 3, 4, 5]); // a full batch, pulled once the slot was free
+      expect(m.calls[1]!.items).toEqual([2, 3, 4, 5]); // the batch pulled ahead, full
       m.answer(1, (x) => x * 10);
       await waitFor(() => m.calls.length === 3, 10_000, 'the rest runs');
       m.answer(2, (x) => x * 10);
@@ -127,6 +129,38 @@ describeWithRedis('microbatch/redis with a real redis-server', () => {
       await front.close();
       await replica.close();
       await host.stop();
+    }
+  });
+
+  test('an idle replica is handed new work before a busy one pulls it ahead', async () => {
+    const name = nextModel();
+    const busyModel = new ControlledModel<number, number>();
+    const idleModel = new ControlledModel<number, number>();
+    const busyHost = new ModelHost(busyModel.fn, { maxBatchSize: 4 });
+    const idleHost = new ModelHost(idleModel.fn, { maxBatchSize: 4 });
+    // Long blocks: neither replica re-reads on a timer during the test, so the idle one is always
+    // waiting in its read when a request arrives.
+    const busy = await serveHost(busyHost, { url: redis.url, model: name, consumer: 'busy', blockMs: 30_000 });
+    const front = await connectHost<number, number>({ url: redis.url, model: name });
+    let idle: Awaited<ReturnType<typeof serveHost>> | undefined;
+    try {
+      const first = front.inference(1);
+      await waitFor(() => busyModel.calls.length === 1, 10_000, 'the busy replica runs the first batch');
+      idle = await serveHost(idleHost, { url: redis.url, model: name, consumer: 'idle', blockMs: 30_000 });
+      await new Promise((r) => setTimeout(r, 200)); // its read is waiting
+      const second = front.inference(2);
+      await waitFor(() => idleModel.calls.length === 1, 10_000, 'the idle replica runs the second request');
+      expect(idleModel.calls[0]!.items).toEqual([2]);
+      expect(busy.stats.pulled).toBe(1);
+      busyModel.answer(0, (x) => x * 10);
+      idleModel.answer(0, (x) => x * 10);
+      await expect(Promise.all([first, second])).resolves.toEqual([10, 20]);
+    } finally {
+      await front.close();
+      await busy.close({ graceMs: 0 });
+      await idle?.close({ graceMs: 0 });
+      await busyHost.stop();
+      await idleHost.stop();
     }
   });
 

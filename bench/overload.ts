@@ -1,0 +1,126 @@
+/**
+ * Scenario: the adaptive policy under overload, against fixed windows. Poisson arrivals at 120 %
+ * and 150 % of the model's full-batch capacity, on models whose cost is exact (`a + b·rows` ms,
+ * with lognormal jitter and slow spells: a batch that starts in a spell costs twice as much), run
+ * through the real host and policies on a simulated clock (test/adaptive/simulation.ts), every
+ * setting on the same arrivals. Settings: greedy with `maxDelayMs` ∈ {0, 2, 5, 10}, each with the
+ * default queue (unbounded) and with every `maxQueueSize` of a sweep (the best bound per window is
+ * reported), and `policy: 'adaptive'` with `maxLatencyMs` the budget. No setting is told more.
+ *
+ * The measure: goodput (answers within the budget, per second) as a share of the model's
+ * capacity, and how long a refused request waited to learn it (p50/p99). Targets (issue 32):
+ * adaptive's goodput ≥ 90 % of capacity, ≥ 1.5× the best window with the default queue, ≥ 1.0× the
+ * best window with its best bound; a refusal within 1 ms of arriving.
+ *
+ *   npx ts-node bench/overload.ts --quick
+ */
+import { fmt, main, median, percentile, pick, Progress, report, table, writeResults, type TargetResult } from './harness';
+import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimPolicy } from '../test/adaptive/simulation';
+
+const BUDGET_MS = 100;
+const WINDOWS = [0, 2, 5, 10] as const;
+const BOUNDS = [32, 64, 96, 128, 192, 256, 384] as const;
+const LOADS = [1.2, 1.5] as const;
+
+interface Model extends SimModel {
+  readonly name: string;
+}
+const spells = { everyMs: 2_000, lengthMs: 150, factor: 2 };
+const MODELS: readonly Model[] = [
+  { name: '1 ms + 0.5 ms/row (classifier-like)', a: 1, b: 0.5, maxBatchSize: 32, maxLatencyMs: BUDGET_MS, jitterCv: 0.1, spells },
+  { name: '10 ms + 0.1 ms/row (fixed cost)', a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: BUDGET_MS, jitterCv: 0.1, spells },
+];
+
+interface Cell {
+  /** Answers within the budget per second, over capacity. */
+  readonly goodput: number;
+  readonly refusedP50: number;
+  readonly refusedP99: number;
+  /** Share of the refusals that came within 1 ms of arrival. */
+  readonly refusedFast: number;
+  readonly late: number;
+  readonly refused: number;
+}
+
+const fixedName = (d: number, bound?: number): string => `window ${d}${bound === undefined ? '' : `, maxQueueSize ${bound}`}`;
+
+main(async (args) => {
+  const seeds = args.reps ?? pick(args, 2, 5);
+  const seconds = pick(args, 6, 12);
+  const progress = new Progress('overload', args.progress);
+  const settings: Array<{ name: string; policy: SimPolicy }> = [{ name: 'adaptive', policy: { kind: 'adaptive' } }];
+  for (const d of WINDOWS) {
+    settings.push({ name: fixedName(d), policy: { kind: 'fixed', maxDelayMs: d } });
+    for (const q of BOUNDS) settings.push({ name: fixedName(d, q), policy: { kind: 'fixed', maxDelayMs: d, maxQueueSize: q } });
+  }
+  const out: Record<string, Record<string, Cell[]>> = {};
+  const total = MODELS.length * LOADS.length * seeds * settings.length;
+  let done = 0;
+  for (const m of MODELS) {
+    const capacity = (m.maxBatchSize / (m.a + m.b * m.maxBatchSize)) * 1000; // rows per second
+    for (const load of LOADS) {
+      const key = `${m.name} @ ${Math.round(load * 100)}%`;
+      const cells: Record<string, Cell[]> = (out[key] = {});
+      const rate = rateForLoad(m, load);
+      for (let seed = 1; seed <= seeds; seed++) {
+        const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
+        const span = (arrivals.at(-1) as number) / 1000;
+        for (const s of settings) {
+          const r = await simulate({ ...m, spells: { ...spells, seed } }, s.policy, arrivals);
+          const onTime = r.answered - r.overSlo;
+          const refusals = [...r.refusals].sort((x, y) => x - y);
+          (cells[s.name] ??= []).push({
+            goodput: onTime / span / capacity,
+            refusedP50: refusals.length === 0 ? 0 : percentile(refusals, 50),
+            refusedP99: refusals.length === 0 ? 0 : percentile(refusals, 99),
+            refusedFast: refusals.length === 0 ? 1 : refusals.filter((t) => t <= 1).length / refusals.length,
+            late: r.overSlo,
+            refused: r.shed,
+          });
+          progress.update(`${++done}/${total} ${key}: ${s.name}`);
+        }
+      }
+    }
+  }
+  progress.done();
+
+  const med = (cells: Cell[] | undefined, k: keyof Cell): number => median((cells ?? []).map((c) => c[k]));
+  const sections: Array<{ heading: string; text: string }> = [];
+  const targets: TargetResult[] = [];
+  const summary: Record<string, unknown> = {};
+  for (const [key, cells] of Object.entries(out)) {
+    const rows: string[][] = [];
+    const row = (name: string): string[] => {
+      const c = cells[name];
+      return [name, `${fmt(100 * med(c, 'goodput'), 1)}%`, fmt(med(c, 'refusedP50'), 2), fmt(med(c, 'refusedP99'), 2), `${fmt(100 * med(c, 'refusedFast'), 1)}%`, fmt(med(c, 'late'), 0), fmt(med(c, 'refused'), 0)];
+    };
+    rows.push(row('adaptive'));
+    let bestDefault = { name: '', goodput: -1 };
+    let bestBound = { name: '', goodput: -1 };
+    for (const d of WINDOWS) {
+      const g = med(cells[fixedName(d)], 'goodput');
+      if (g > bestDefault.goodput) bestDefault = { name: fixedName(d), goodput: g };
+      rows.push(row(fixedName(d)));
+      let own = { name: '', goodput: -1 };
+      for (const q of BOUNDS) {
+        const gq = med(cells[fixedName(d, q)], 'goodput');
+        if (gq > own.goodput) own = { name: fixedName(d, q), goodput: gq };
+      }
+      rows.push(row(own.name));
+      if (own.goodput > bestBound.goodput) bestBound = own;
+    }
+    const adaptive = med(cells.adaptive, 'goodput');
+    const refusalP99 = med(cells.adaptive, 'refusedP99');
+    const fast = med(cells.adaptive, 'refusedFast');
+    sections.push({ heading: key, text: table(['setting (best bound per window)', 'goodput (of capacity)', 'refusal p50 ms', 'refusal p99 ms', 'refused within 1 ms', 'late', 'refused'], rows) });
+    summary[key] = { adaptive, bestDefault, bestBound, refusalP99, fast };
+    targets.push(
+      { name: `${key}: adaptive goodput / capacity`, value: adaptive, target: '>= 0.9', pass: adaptive >= 0.9 },
+      { name: `${key}: adaptive / best window, default queue (${bestDefault.name})`, value: adaptive / bestDefault.goodput, target: '>= 1.5', pass: adaptive / bestDefault.goodput >= 1.5 },
+      { name: `${key}: adaptive / best window with its best bound (${bestBound.name})`, value: adaptive / bestBound.goodput, target: '>= 1.0', pass: adaptive / bestBound.goodput >= 1.0 },
+      { name: `${key}: adaptive's refusals within 1 ms of arrival (share)`, value: fast, target: '>= 0.99 (p99 <= 1 ms)', pass: refusalP99 <= 1 },
+    );
+  }
+  report(`Overload: goodput within ${BUDGET_MS} ms and time to refusal (simulated clock, real host and policies, medians of ${seeds} seeds × ${seconds} s)`, sections, targets);
+  writeResults('overload', args, { budgetMs: BUDGET_MS, seconds, seeds, windows: WINDOWS, bounds: BOUNDS, loads: LOADS, summary, cells: out }, targets);
+});
