@@ -1,7 +1,10 @@
 import { channel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { CHANNELS, type RequestEvent } from '../../src/core/observer';
-import { createInferenceServer } from '../../src/http';
+import { createInferenceServer, expressMiddleware } from '../../src/http';
 import { MAX_DASHBOARD_STREAMS } from '../../src/http/dashboard/handler';
 import { DashboardFeed } from '../../src/http/dashboard/feed';
 import { GenerationHost } from '../../src/generate/generation-host';
@@ -195,5 +198,28 @@ test('the feed listens to the hosts only while watched: events before watch() an
     expect(outcomes()).toEqual({});
   } finally {
     stats.close();
+  }
+});
+
+test('mounted under a prefix in Express: the page redirects within the prefix and its stream answers there', async () => {
+  const host = await createServingHost(linear(), { name: 'linear', maxBatchSize: 8, workers: 0 });
+  const inference = createInferenceServer({ models: { linear: host }, dashboard: true });
+  const app = express();
+  // expressMiddleware forwards the protocol's routes only; /dashboard goes to inference.handle.
+  app.use('/ml', expressMiddleware(inference), (req, res, next) => (req.url.startsWith('/dashboard') ? inference.handle(req, res) : next()));
+  const http = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const port = (http.address() as AddressInfo).port;
+  try {
+    const bare = await call(port, 'GET', '/ml/dashboard');
+    expect([bare.status, new URL(bare.headers.location!, `http://127.0.0.1:${port}/ml/dashboard`).pathname]).toEqual([308, '/ml/dashboard/']);
+    expect((await call(port, 'GET', '/ml/dashboard/')).text).toContain('<script src="dashboard.js"></script>');
+    expect((await call(port, 'GET', '/ml/dashboard/dashboard.js')).status).toBe(200);
+    const r = await call(port, 'HEAD', '/ml/dashboard/events');
+    expect([r.status, r.headers['content-type']]).toEqual([200, 'text/event-stream; charset=utf-8']);
+  } finally {
+    await inference.close();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
   }
 });
