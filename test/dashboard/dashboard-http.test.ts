@@ -11,7 +11,8 @@ import { GenerationHost } from '../../src/generate/generation-host';
 import type { StepInput } from '../../src/generate/options';
 import { createServingHost } from '../../src/onnx/serving-host';
 import { ServingRegistry, StatsCollector, type InferenceServable } from '../../src/serving';
-import { call } from '../http/helpers';
+import { call, gate, gatedBody, gatedHost } from '../http/helpers';
+import { waitFor } from '../support/wait-for';
 import { load, serveLinear, useLinearModel } from './served';
 import { openTicks, type TickStream } from './sse';
 
@@ -221,5 +222,34 @@ test('mounted under a prefix in Express: the page redirects within the prefix an
   } finally {
     await inference.close();
     await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
+});
+
+test('refusals: the host\'s queue-full and the server\'s own limit both count as queue-full, as in /metrics; the host\'s totals equal host.stats', async () => {
+  const hold = gate();
+  const host = gatedHost(hold, { maxBatchSize: 1, maxQueueSize: 2 });
+  // maxConcurrentRequests 4: the host holds one running and two queued and refuses a fourth; the server refuses past 4 at once.
+  const server = createInferenceServer({ models: { gated: host }, dashboard: true, limits: { maxConcurrentRequests: 4 } });
+  const { port } = await server.listen(0);
+  const stream = await openTicks(port);
+  try {
+    await stream.until(() => true);
+    const calls = Array.from({ length: 6 }, () => call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody() }));
+    await waitFor(() => host.stats.rejected.queueFull >= 1, 10_000, 'the host to refuse one');
+    hold.open();
+    const statuses = (await Promise.all(calls)).map((r) => r.status);
+    const answered = statuses.filter((x) => x === 200).length;
+    // Which of the six the server refuses depends on when each arrives; the host refused one at least.
+    expect(statuses.filter((x) => x === 503).length).toBe(6 - answered);
+    const last = await stream.until((t) => t.models[0]!.ok === answered);
+    const counted: Record<string, number> = {};
+    for (const t of stream.ticks) for (const [k, n] of Object.entries(t.models[0]!.window.outcomes)) counted[k] = (counted[k] ?? 0) + n;
+    expect(counted).toEqual({ ok: answered, 'queue-full': 6 - answered });
+    expect(last.models[0]!.rejected).toEqual({ ...host.stats.rejected });
+    expect(host.stats.rejected.queueFull).toBeGreaterThanOrEqual(1);
+    expect(last.models[0]!.requests).toBe(6);
+  } finally {
+    stream.close();
+    await server.close();
   }
 });
