@@ -108,7 +108,14 @@ export function createDashboard(sources: DashboardSources): Dashboard {
       }
       const name = path.slice('/dashboard/'.length);
       const isEvents = name === 'events';
-      const asset = isEvents ? undefined : dashboardAsset(name);
+      let asset: ReturnType<typeof dashboardAsset>;
+      try {
+        asset = isEvents ? undefined : dashboardAsset(name);
+      } catch (e) {
+        // A broken install: answered, never thrown out of the request listener.
+        sendJson(res, 500, { error: `the dashboard's file ${name} cannot be read (${(e as Error).message}); reinstall microbatch`, code: 'dashboard_file_missing' });
+        return true;
+      }
       if (!isEvents && asset === undefined) return false; // the server's own 404
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         sendJson(res, 405, { error: `${req.method} is not allowed on ${path}; use GET`, code: 'method_not_allowed' }, { Allow: 'GET, HEAD' });
