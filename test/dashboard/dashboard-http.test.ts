@@ -1,11 +1,11 @@
 import { channel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { CHANNELS, type RequestEvent } from '../../src/core/observer';
 import { createInferenceServer, expressMiddleware } from '../../src/http';
-import { MAX_DASHBOARD_STREAMS } from '../../src/http/dashboard/handler';
+import { createDashboard, MAX_DASHBOARD_STREAMS } from '../../src/http/dashboard/handler';
 import { DashboardFeed } from '../../src/http/dashboard/feed';
 import { GenerationHost } from '../../src/generate/generation-host';
 import type { StepInput } from '../../src/generate/options';
@@ -144,6 +144,26 @@ test('close() ends the open streams at once, so a draining close does not wait f
   await served.server.close({ timeoutMs: 20_000 });
   await stream.ended;
   expect(Date.now() - started).toBeLessThan(10_000); // far below the 20 s a waiting drain would take
+});
+
+test('once closed, the dashboard opens no new stream (503 shutting_down) and still serves its files', async () => {
+  const registry = new ServingRegistry('test');
+  const stats = new StatsCollector();
+  const dashboard = createDashboard({ registry, stats });
+  const http = createServer((req, res) => {
+    if (!dashboard.handle(req, res)) res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+  try {
+    dashboard.close();
+    const r = await call(port, 'GET', '/dashboard/events');
+    expect([r.status, r.json()]).toEqual([503, { error: 'the server is shutting down and opens no new dashboard streams', code: 'shutting_down' }]);
+    expect((await call(port, 'GET', '/dashboard/')).status).toBe(200);
+  } finally {
+    stats.close();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
 });
 
 test('a loading model is shown loading, then ready; a generator with its tokens', async () => {

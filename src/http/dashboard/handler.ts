@@ -57,6 +57,7 @@ export function createDashboard(sources: DashboardSources): Dashboard {
   const streams = new Map<ServerResponse, () => void>();
   let timer: NodeJS.Timeout | undefined;
   let last = '';
+  let closed = false;
 
   function broadcast(): void {
     last = `data: ${JSON.stringify(feed.tick())}\n\n`;
@@ -78,6 +79,11 @@ export function createDashboard(sources: DashboardSources): Dashboard {
   }
 
   function stream(req: IncomingMessage, res: ServerResponse): void {
+    if (closed) {
+      // A keep-alive connection can still ask while the server drains: a stream now would hold the drain up.
+      sendJson(res, 503, { error: 'the server is shutting down and opens no new dashboard streams', code: 'shutting_down' });
+      return;
+    }
     if (streams.size >= MAX_DASHBOARD_STREAMS) {
       sendJson(res, 503, { error: `the dashboard streams to at most ${MAX_DASHBOARD_STREAMS} pages at once; close one`, code: 'too_many_streams' }, { 'Retry-After': '5' });
       return;
@@ -127,6 +133,7 @@ export function createDashboard(sources: DashboardSources): Dashboard {
       return true;
     },
     close() {
+      closed = true;
       for (const res of [...streams.keys()]) {
         drop(res);
         res.end();
