@@ -1,4 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
+import { GenerationHost } from '../../src/generate/generation-host';
+import type { StepInput } from '../../src/generate/options';
 import { call } from '../http/helpers';
 import { describeWithChromium, launchChromium } from './browser';
 import { bucketed, load, metricsHistogram, sample, serveLinear, spawnServe, type Served, useLinearModel } from './served';
@@ -47,8 +49,9 @@ describeWithChromium('the dashboard in headless Chromium', () => {
     await browser?.close();
   });
 
-  test('names the served models, and after 200 requests shows 200 and the batch histogram /metrics shows', async () => {
-    const served = await serveLinear(linear(), 'linear');
+  test('names the served models (a generator with its tokens), and after 200 requests shows 200 and the batch histogram /metrics shows', async () => {
+    const counter = new GenerationHost(async (xs: ReadonlyArray<StepInput<number>>) => xs.map((x) => ({ token: x.token + 1, state: 0 })), { maxBatchSize: 4, initialState: () => 0, name: 'counter' });
+    const served = await serveLinear(linear(), 'linear', 0, { generators: { counter } });
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -57,6 +60,10 @@ describeWithChromium('the dashboard in headless Chromium', () => {
       expect(answer?.status()).toBe(200);
       expect(page.url()).toBe(`http://127.0.0.1:${served.port}/dashboard/`);
       expect(await field(page, 'linear', 'name', 'linear')).toBe('linear');
+      expect(await field(page, 'counter', 'name', 'counter')).toBe('counter');
+      expect(await page.textContent('[data-model="counter"] [data-field="meta"]')).toBe('generator · version 1 · ready · maxBatchSize 4');
+      expect((await call(served.port, 'POST', '/v2/models/counter/generate', { body: { input_ids: [1], parameters: { max_tokens: 3 } } })).status).toBe(200);
+      expect(await field(page, 'counter', 'tokens', '3')).toBe('3');
       expect(await page.getAttribute('#status', 'data-state')).toBe('live');
       await load(served.port, 'linear', 200);
       await expectPageToShow(page, served.port, 'linear', 200);

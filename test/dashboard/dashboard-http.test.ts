@@ -1,14 +1,18 @@
 import { channel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { CHANNELS, type RequestEvent } from '../../src/core/observer';
-import { createInferenceServer } from '../../src/http';
-import { MAX_DASHBOARD_STREAMS } from '../../src/http/dashboard/handler';
+import { createInferenceServer, expressMiddleware } from '../../src/http';
+import { createDashboard, MAX_DASHBOARD_STREAMS } from '../../src/http/dashboard/handler';
 import { DashboardFeed } from '../../src/http/dashboard/feed';
 import { GenerationHost } from '../../src/generate/generation-host';
 import type { StepInput } from '../../src/generate/options';
 import { createServingHost } from '../../src/onnx/serving-host';
 import { ServingRegistry, StatsCollector, type InferenceServable } from '../../src/serving';
-import { call } from '../http/helpers';
+import { call, gate, gatedBody, gatedHost } from '../http/helpers';
+import { waitFor } from '../support/wait-for';
 import { load, serveLinear, useLinearModel } from './served';
 import { openTicks, type TickStream } from './sse';
 
@@ -142,6 +146,26 @@ test('close() ends the open streams at once, so a draining close does not wait f
   expect(Date.now() - started).toBeLessThan(10_000); // far below the 20 s a waiting drain would take
 });
 
+test('once closed, the dashboard opens no new stream (503 shutting_down) and still serves its files', async () => {
+  const registry = new ServingRegistry('test');
+  const stats = new StatsCollector();
+  const dashboard = createDashboard({ registry, stats });
+  const http = createServer((req, res) => {
+    if (!dashboard.handle(req, res)) res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+  try {
+    dashboard.close();
+    const r = await call(port, 'GET', '/dashboard/events');
+    expect([r.status, r.json()]).toEqual([503, { error: 'the server is shutting down and opens no new dashboard streams', code: 'shutting_down' }]);
+    expect((await call(port, 'GET', '/dashboard/')).status).toBe(200);
+  } finally {
+    stats.close();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
+});
+
 test('a loading model is shown loading, then ready; a generator with its tokens', async () => {
   let resolve!: (h: InferenceServable) => void;
   const later = new Promise<InferenceServable>((r) => (resolve = r));
@@ -195,5 +219,57 @@ test('the feed listens to the hosts only while watched: events before watch() an
     expect(outcomes()).toEqual({});
   } finally {
     stats.close();
+  }
+});
+
+test('mounted under a prefix in Express: the page redirects within the prefix and its stream answers there', async () => {
+  const host = await createServingHost(linear(), { name: 'linear', maxBatchSize: 8, workers: 0 });
+  const inference = createInferenceServer({ models: { linear: host }, dashboard: true });
+  const app = express();
+  // expressMiddleware forwards the protocol's routes only; /dashboard goes to inference.handle.
+  app.use('/ml', expressMiddleware(inference), (req, res, next) => (req.url.startsWith('/dashboard') ? inference.handle(req, res) : next()));
+  const http = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const port = (http.address() as AddressInfo).port;
+  try {
+    const bare = await call(port, 'GET', '/ml/dashboard');
+    expect([bare.status, new URL(bare.headers.location!, `http://127.0.0.1:${port}/ml/dashboard`).pathname]).toEqual([308, '/ml/dashboard/']);
+    expect((await call(port, 'GET', '/ml/dashboard/')).text).toContain('<script src="dashboard.js"></script>');
+    expect((await call(port, 'GET', '/ml/dashboard/dashboard.js')).status).toBe(200);
+    const r = await call(port, 'HEAD', '/ml/dashboard/events');
+    expect([r.status, r.headers['content-type']]).toEqual([200, 'text/event-stream; charset=utf-8']);
+  } finally {
+    await inference.close();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
+});
+
+test('refusals: the host\'s queue-full and the server\'s own limit both count as queue-full, as in /metrics; the host\'s totals equal host.stats', async () => {
+  const hold = gate();
+  const host = gatedHost(hold, { maxBatchSize: 1, maxQueueSize: 2 });
+  // maxConcurrentRequests 4: the host holds one running and two queued and refuses a fourth; the server refuses past 4 at once.
+  const server = createInferenceServer({ models: { gated: host }, dashboard: true, limits: { maxConcurrentRequests: 4 } });
+  const { port } = await server.listen(0);
+  const stream = await openTicks(port);
+  try {
+    await stream.until(() => true);
+    const calls = Array.from({ length: 6 }, () => call(port, 'POST', '/v2/models/gated/infer', { body: gatedBody() }));
+    await waitFor(() => host.stats.rejected.queueFull >= 1, 10_000, 'the host to refuse one');
+    hold.open();
+    const statuses = (await Promise.all(calls)).map((r) => r.status);
+    const answered = statuses.filter((x) => x === 200).length;
+    // Which of the six the server refuses depends on when each arrives; the host refused one at least.
+    expect(statuses.filter((x) => x === 503).length).toBe(6 - answered);
+    const last = await stream.until((t) => t.models[0]!.ok === answered);
+    const counted: Record<string, number> = {};
+    for (const t of stream.ticks) for (const [k, n] of Object.entries(t.models[0]!.window.outcomes)) counted[k] = (counted[k] ?? 0) + n;
+    expect(counted).toEqual({ ok: answered, 'queue-full': 6 - answered });
+    expect(last.models[0]!.rejected).toEqual({ ...host.stats.rejected });
+    expect(host.stats.rejected.queueFull).toBeGreaterThanOrEqual(1);
+    expect(last.models[0]!.requests).toBe(6);
+  } finally {
+    stream.close();
+    await server.close();
   }
 });

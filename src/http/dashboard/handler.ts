@@ -57,6 +57,7 @@ export function createDashboard(sources: DashboardSources): Dashboard {
   const streams = new Map<ServerResponse, () => void>();
   let timer: NodeJS.Timeout | undefined;
   let last = '';
+  let closed = false;
 
   function broadcast(): void {
     last = `data: ${JSON.stringify(feed.tick())}\n\n`;
@@ -78,6 +79,11 @@ export function createDashboard(sources: DashboardSources): Dashboard {
   }
 
   function stream(req: IncomingMessage, res: ServerResponse): void {
+    if (closed) {
+      // A keep-alive connection can still ask while the server drains: a stream now would hold the drain up.
+      sendJson(res, 503, { error: 'the server is shutting down and opens no new dashboard streams', code: 'shutting_down' });
+      return;
+    }
     if (streams.size >= MAX_DASHBOARD_STREAMS) {
       sendJson(res, 503, { error: `the dashboard streams to at most ${MAX_DASHBOARD_STREAMS} pages at once; close one`, code: 'too_many_streams' }, { 'Retry-After': '5' });
       return;
@@ -108,7 +114,14 @@ export function createDashboard(sources: DashboardSources): Dashboard {
       }
       const name = path.slice('/dashboard/'.length);
       const isEvents = name === 'events';
-      const asset = isEvents ? undefined : dashboardAsset(name);
+      let asset: ReturnType<typeof dashboardAsset>;
+      try {
+        asset = isEvents ? undefined : dashboardAsset(name);
+      } catch (e) {
+        // A broken install: answered, never thrown out of the request listener.
+        sendJson(res, 500, { error: `the dashboard's file ${name} cannot be read (${(e as Error).message}); reinstall microbatch`, code: 'dashboard_file_missing' });
+        return true;
+      }
       if (!isEvents && asset === undefined) return false; // the server's own 404
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         sendJson(res, 405, { error: `${req.method} is not allowed on ${path}; use GET`, code: 'method_not_allowed' }, { Allow: 'GET, HEAD' });
@@ -120,6 +133,7 @@ export function createDashboard(sources: DashboardSources): Dashboard {
       return true;
     },
     close() {
+      closed = true;
       for (const res of [...streams.keys()]) {
         drop(res);
         res.end();
