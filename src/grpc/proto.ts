@@ -19,7 +19,17 @@ import { LOADER_OPTIONS } from './messages';
 // From dist/grpc/ and from src/grpc/ alike, the package root is two folders up.
 export const INFERENCE_PROTO: string = join(__dirname, '..', '..', 'proto', 'inference.proto');
 
-/** The name of the service in the .proto's package. */
+/**
+ * The full name of the service in the .proto: `'inference.GRPCInferenceService'` (the protocol's
+ * package and service), the key of its definition in what `@grpc/proto-loader` loads.
+ *
+ * @example
+ * ```ts
+ * import * as protoLoader from '@grpc/proto-loader';
+ * import { INFERENCE_PROTO, SERVICE_NAME } from 'microbatch/grpc';
+ * const service = protoLoader.loadSync(INFERENCE_PROTO)[SERVICE_NAME];
+ * ```
+ */
 export const SERVICE_NAME = 'inference.GRPCInferenceService';
 
 /** What the server needs from the two optional peers, loaded once. @internal */

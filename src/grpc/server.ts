@@ -11,6 +11,12 @@ import { handleStream, type OpenStream } from './stream';
  * Options of {@link createGrpcServer}: a serving core to share with other transports (`core`), or
  * what to make one of (the options of `createServingCore`: `models`, `generators`, `limits`,
  * `log`, `stopModelsOnClose`), not both.
+ *
+ * @example
+ * ```ts
+ * import type { GrpcServerOptions } from 'microbatch/grpc';
+ * const options: GrpcServerOptions = { models: { classifier: host }, limits: { maxBodyBytes: 8 * 1024 * 1024 } };
+ * ```
  */
 export interface GrpcServerOptions extends ServingCoreOptions {
   /**
@@ -23,7 +29,14 @@ export interface GrpcServerOptions extends ServingCoreOptions {
   core?: ServingCore;
 }
 
-/** Where a gRPC server listens. */
+/**
+ * Where a gRPC server listens.
+ *
+ * @example
+ * ```ts
+ * const { port } = await grpcServer.listen(0); // a free port
+ * ```
+ */
 export interface GrpcAddress {
   /** The interface it is bound to, as given to `listen`. */
   readonly address: string;
@@ -31,7 +44,16 @@ export interface GrpcAddress {
   readonly port: number;
 }
 
-/** What {@link createGrpcServer} returns. */
+/**
+ * What {@link createGrpcServer} returns.
+ *
+ * @example
+ * ```ts
+ * const server: GrpcServer = createGrpcServer({ models: { classifier: host } });
+ * await server.listen(8001);
+ * await server.close({ drain: true, timeoutMs: 10_000 });
+ * ```
+ */
 export interface GrpcServer {
   /** The core it serves (its own, or the one it was given). */
   readonly core: ServingCore;

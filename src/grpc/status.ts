@@ -43,7 +43,17 @@ const NAMES: Readonly<Record<ServingErrorCode, string>> = {
   unavailable: 'UNAVAILABLE',
 };
 
-/** The trailing-metadata key that carries the failure's stable reason (`queue_full`...), REST's `code` field. */
+/**
+ * The trailing-metadata key that carries a failure's stable reason (`queue_full`,
+ * `unknown_input`...): what REST answers in its `code` field.
+ *
+ * @example
+ * ```ts
+ * import type { ServiceError } from '@grpc/grpc-js';
+ * import { REASON_KEY } from 'microbatch/grpc';
+ * const reasonOf = (error: ServiceError): string => String(error.metadata.get(REASON_KEY)[0] ?? '');
+ * ```
+ */
 export const REASON_KEY = 'microbatch-error-code';
 
 /** A failure as a gRPC handler reports it: status, message (REST's `error`), reason, and the log fields. @internal */
