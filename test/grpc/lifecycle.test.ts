@@ -159,3 +159,22 @@ test('options: core beside its own options, a core that is none, or no options a
   expect(() => createGrpcServer({})).toThrow('createGrpcServer: expected `models` to be an object { name: host } with at least one model (or `generators` with one)');
   await core.close({ drain: false });
 });
+
+test('failures are logged as REST logs them, under "microbatch grpc", at the level of their code', async () => {
+  const lines: string[] = [];
+  const core = createServingCore({ models: { gated: gatedHost(gate()) }, log: { level: 'debug', format: 'json', write: (l) => lines.push(l) } });
+  const server = createGrpcServer({ core });
+  const client = connect((await server.listen(0)).port);
+  try {
+    await failure(client.unary('ModelInfer', { ...row(1, 2), model_name: 'nope' }));
+    await failure(client.unary('ModelConfig', { name: 'gated', version: '9' }));
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toEqual([
+      expect.objectContaining({ level: 'debug', status: 'NOT_FOUND', code: 'model_not_found', rpc: 'ModelInfer', model: 'nope', msg: 'microbatch grpc: ModelInfer "nope" → NOT_FOUND model_not_found: no model named "nope"; the served models are "gated"' }),
+      expect.objectContaining({ level: 'debug', status: 'NOT_FOUND', code: 'model_version_not_found', rpc: 'ModelConfig', model: 'gated' }),
+    ]);
+  } finally {
+    client.close();
+    await server.close({ drain: false });
+  }
+});
