@@ -78,6 +78,7 @@ Options:
   --cors-origin ORIGIN  let pages from ORIGIN (https://app.example.com, or *) call the
                         server from a browser (CORS); repeat it or separate origins
                         with commas                                      (default ${D['cors-origin']})
+  --no-dashboard        do not serve the live dashboard (GET /dashboard: charts per model)
   -h, --help            show this help
 
 Example:
@@ -106,6 +107,7 @@ const OPTIONS: Options = {
   watch: { type: 'boolean' },
   warmup: { type: 'boolean' },
   'cors-origin': { type: 'string', multiple: true },
+  'no-dashboard': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -204,7 +206,12 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     log,
   });
-  const server = createInferenceServer({ core, ...(metrics !== undefined ? { metrics: metrics.registry } : {}), ...(corsOrigins.length > 0 ? { corsOrigins } : {}) });
+  const server = createInferenceServer({
+    core,
+    ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
+    dashboard: values['no-dashboard'] !== true,
+  });
   // Made before either listens: without @grpc/grpc-js, --grpc-port fails before anything is served.
   const grpc = grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
   const address = await server.listen(port, host);
