@@ -49,6 +49,8 @@ SIGTERM or SIGINT drains and exits 0.
 Options:
   --port N              port to listen on; 0 picks a free one            (default ${D.port})
   --host ADDR           interface to bind; 0.0.0.0 exposes it            (default ${D.host})
+  --grpc-port N         also serve the Open Inference Protocol over gRPC on this port
+                        (plaintext, on --host; needs @grpc/grpc-js and @grpc/proto-loader)
   --name NAME           model name in URLs                               (default: file name without .onnx)
   --max-batch-size N    most rows in one model call                      (default ${D['max-batch-size']})
   --max-delay-ms MS     wait for a fuller batch when the model is free   (default ${D['max-delay-ms']})
@@ -87,6 +89,7 @@ Example:
 
 const OPTIONS: Options = {
   port: { type: 'string' },
+  'grpc-port': { type: 'string' },
   host: { type: 'string' },
   name: { type: 'string' },
   'max-batch-size': { type: 'string' },
@@ -151,6 +154,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   }
   const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file)');
   const port = numberFlag(cmd, values, 'port', { min: 0, max: 65535, integer: true }) ?? D.port;
+  const grpcPort = numberFlag(cmd, values, 'grpc-port', { min: 0, max: 65535, integer: true });
   const maxBatchSize = numberFlag(cmd, values, 'max-batch-size', { min: 1, integer: true }) ?? D['max-batch-size'];
   const maxDelayMs = numberFlag(cmd, values, 'max-delay-ms', { min: 0 }) ?? D['max-delay-ms'];
   const maxQueueSize = numberFlag(cmd, values, 'max-queue-size', { min: 1, integer: true }) ?? D['max-queue-size'];
@@ -196,19 +200,26 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   // Room for a full queue plus a running batch per worker, so that --max-queue-size is the bound
   // clients meet, not the server's own default.
   const maxConcurrentRequests = maxQueueSize + maxBatchSize * Math.max(1, workers);
-  const server = createInferenceServer({
+  // One core for every transport: HTTP and gRPC calls share the host's queue and its batches.
+  const core = http.createServingCore({
     models: { [model.name]: model },
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
+    log,
+  });
+  const server = createInferenceServer({
+    core,
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
     ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
     dashboard: values['no-dashboard'] !== true,
-    log,
   });
+  // Made before either listens: without @grpc/grpc-js, --grpc-port fails before anything is served.
+  const grpc = grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
   const address = await server.listen(port, host);
+  const grpcAddress = await grpc?.listen(grpcPort, host);
   // A replica stops pulling and answers what it holds before the server drains and stops the model.
   const replica = redisUrl === undefined ? undefined : await startReplica(model, redisUrl, claimIdleMs, io);
   const watching = values.watch === true ? await watchModelFile(model.modelPath, model, (line) => io.err(line)) : undefined;
-  handleShutdownSignals(server, {
+  handleShutdownSignals(grpc === undefined ? [server, core] : [server, grpc, core], {
     log: (line) => io.err(line),
     beforeClose: async () => {
       await watching?.close();
@@ -222,6 +233,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
       `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${watching === undefined ? '' : '; watching the file for new versions'}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
+  if (grpcAddress !== undefined) io.out(`microbatch: listening for gRPC on ${shownHost}:${grpcAddress.port} (inference.GRPCInferenceService/ModelInfer, model_name "${model.name}")\n`);
   return undefined;
 }
 

@@ -1,8 +1,7 @@
 import type { TensorData } from '../tensor/dtypes';
 import type { TensorLike } from '../tensor/tensor-like';
-import { kserveDatatype } from './datatypes';
+import { answerOutputs } from './answer-outputs';
 import type { DecodedRequest } from './decode-request';
-import { ServingError } from './errors';
 import { jsonData } from './json-data';
 import { encodeBinary } from './raw-data';
 
@@ -23,14 +22,9 @@ export interface EncodedResponse {
  * @internal
  */
 export function encodeResponse(modelName: string, modelVersion: string, request: DecodedRequest, results: Record<string, TensorLike>, int64As: 'number' | 'string'): EncodedResponse {
-  const wanted = request.outputs ?? Object.keys(results).map((name) => ({ name, binary: request.binaryDefault }));
   const parts: string[] = [];
   const blobs: Buffer[] = [];
-  for (const { name, binary } of wanted) {
-    const t = results[name];
-    if (t === undefined) throw new ServingError('internal', 'model_error', `the model returned no output ${JSON.stringify(name)}; it returned ${Object.keys(results).map((k) => JSON.stringify(k)).join(', ') || 'nothing'}`);
-    const datatype = kserveDatatype(t.type);
-    if (datatype === undefined) throw new ServingError('internal', 'model_error', `output ${JSON.stringify(name)} has type ${t.type}, which the KServe protocol cannot carry`);
+  for (const { name, binary, datatype, tensor: t } of answerOutputs(request, results)) {
     const head = `{"name":${JSON.stringify(name)},"datatype":"${datatype}","shape":[${t.dims.join(',')}]`;
     if (binary) {
       const bytes = encodeBinary(datatype, t.data as TensorData);

@@ -26,6 +26,8 @@ export { jsonData, parseJsonData } from './json-data';
 export { decodeRequest } from './decode-request';
 export type { DecodeContext, DecodedRequest, RequestedOutput } from './decode-request';
 export { encodeResponse } from './encode-response';
+export { answerOutputs } from './answer-outputs';
+export type { AnswerOutput } from './answer-outputs';
 export type { EncodedResponse } from './encode-response';
 export { decodeGenerateRequest } from './generate-request';
 export type { GenerateRequest } from './generate-request';

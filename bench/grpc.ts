@@ -1,0 +1,171 @@
+/**
+ * gRPC beside HTTP binary tensors on the PaddleOCR direction classifier (`x [N,3,48,192]`): one
+ * serving core (the `microbatch serve` setup: one worker, the CLI's default threads, batches of up
+ * to 32) served by both transports, each loaded in turn by a closed loop of 64 concurrent
+ * requests from another process (wrk for HTTP; for gRPC Python grpcio, bench/grpc-load.py, or
+ * grpc-js, bench/grpc-load.ts, where Python has no grpc), against the model's
+ * own throughput on pre-formed batches of 32 with the same onnxruntime threads. Rounds alternate
+ * model / HTTP / gRPC so that a change in the machine's load hits all three alike.
+ *
+ *   npx ts-node --transpile-only bench/grpc.ts [--quick | --full] [--reps N]
+ *
+ * Writes bench/results/grpc.json and prints a table.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import * as ort from 'onnxruntime-node';
+import { createInferenceServer } from '../src/http';
+import { createGrpcServer, createServingCore, INFERENCE_PROTO } from '../src/grpc';
+import { createOnnxHost, loadSession } from '../src/onnx';
+import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
+import { fmt, loadNote, main, median, now, pick, report, table, writeResults, type TargetResult } from './harness';
+import { CLS_PATH } from './models';
+import { seeded } from '../test/support/onnx-models';
+
+const SHAPE = [3, 48, 192];
+const BATCH = 32;
+const CONCURRENCY = 64;
+
+interface Load {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  /** CPU time the server's process (its worker and onnxruntime threads included) spent per answered request, in ms: the transports differ by what each costs, whatever its load generator costs. */
+  readonly cpuMs: number;
+}
+
+/** Runs `load` and adds the server process's CPU time per request. */
+async function measured(load: () => Promise<Omit<Load, 'cpuMs'>>, seconds: number): Promise<Load> {
+  const before = process.cpuUsage();
+  const r = await load();
+  const used = process.cpuUsage(before);
+  return { ...r, cpuMs: (used.user + used.system) / 1000 / (r.rps * seconds) };
+}
+
+const PYTHON = '/usr/bin/python3';
+
+/** Generates Python stubs from the shipped .proto into `dir`; false where Python's grpc is missing. */
+function pythonStubs(dir: string): boolean {
+  try {
+    execFileSync(PYTHON, ['-m', 'grpc_tools.protoc', `-I${dirname(INFERENCE_PROTO)}`, `--python_out=${dir}`, `--grpc_python_out=${dir}`, INFERENCE_PROTO], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Items per second of `session.run` on pre-formed batches of 32, one after another, for `seconds`. */
+async function modelAlone(session: ort.InferenceSession, seconds: number): Promise<number> {
+  const input = new ort.Tensor('float32', seeded(BATCH * SHAPE.reduce((a, b) => a * b, 1), 3), [BATCH, ...SHAPE]);
+  const feeds = { [session.inputNames[0] as string]: input };
+  await session.run(feeds);
+  let items = 0;
+  const start = now();
+  while (now() - start < seconds * 1000) {
+    await session.run(feeds);
+    items += BATCH;
+  }
+  return items / ((now() - start) / 1000);
+}
+
+/** wrk's numbers from its --latency report (it prints latencies in us, ms or s). */
+function parseWrk(text: string): Omit<Load, 'cpuMs'> {
+  const ms = (v: string, unit: string): number => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+  const lat = (p: string): number => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(text);
+    return m === null ? NaN : ms(m[1] as string, m[2] as string);
+  };
+  const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0) + Number(/Socket errors: .*timeout (\d+)/.exec(text)?.[1] ?? 0);
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]), p50: lat('50'), p99: lat('99'), errors };
+}
+
+main(async (args) => {
+  const seconds = pick(args, 6, 15);
+  const reps = args.reps ?? pick(args, 2, 3);
+  const threads = sharedMachineThreads(availableParallelism(), 1);
+  const dir = mkdtempSync(join(tmpdir(), 'mb-bench-grpc-'));
+  const session = await loadSession(CLS_PATH, { intraOpNumThreads: threads });
+  const inputName = session.inputNames[0] as string;
+  const host = await createOnnxHost(CLS_PATH, { maxBatchSize: BATCH, workers: 1, threads, name: 'cls' });
+  const core = createServingCore({ models: { cls: host }, limits: { maxConcurrentRequests: 4096 } });
+  const http = createInferenceServer({ core });
+  const grpc = createGrpcServer({ core });
+  const httpPort = (await http.listen(0)).port;
+  const grpcPort = (await grpc.listen(0)).port;
+  try {
+    // One request: one item as raw little-endian FP32, asked back as binary.
+    const item = Buffer.from(seeded(SHAPE.reduce((a, b) => a * b, 1), 5).buffer);
+    const header = Buffer.from(JSON.stringify({ inputs: [{ name: inputName, shape: [1, ...SHAPE], datatype: 'FP32', parameters: { binary_data_size: item.length } }], parameters: { binary_data_output: true } }));
+    writeFileSync(join(dir, 'body.bin'), Buffer.concat([header, item]));
+    writeFileSync(join(dir, 'item.bin'), item);
+    writeFileSync(
+      join(dir, 'post.lua'),
+      `local f = io.open("${join(dir, 'body.bin')}", "rb")\nwrk.method = "POST"\nwrk.body = f:read("*all")\nf:close()\n` +
+        `wrk.headers["Content-Type"] = "application/octet-stream"\nwrk.headers["Inference-Header-Content-Length"] = "${header.length}"\n`,
+    );
+    // Asynchronously: the server answers on this process's event loop while the load runs.
+    const run = promisify(execFile);
+    const runHttp = async (): Promise<Omit<Load, 'cpuMs'>> => {
+      const r = await run('wrk', ['-t2', `-c${CONCURRENCY}`, `-d${seconds}s`, '--latency', '-s', join(dir, 'post.lua'), `http://127.0.0.1:${httpPort}/v2/models/cls/infer`], { encoding: 'utf8' });
+      return parseWrk(r.stdout);
+    };
+    // Python's grpcio (gRPC's C core, what Triton's Python client runs on) loads the server for a
+    // fraction of the CPU grpc-js needs, which on a small machine the model would otherwise lose;
+    // grpc-js where Python's grpc is missing.
+    const python = pythonStubs(dir);
+    const runGrpc = async (): Promise<Omit<Load, 'cpuMs'>> => {
+      const r = python
+        ? await run(PYTHON, [join(__dirname, 'grpc-load.py'), dir, String(grpcPort), 'cls', inputName, [1, ...SHAPE].join(','), join(dir, 'item.bin'), String(CONCURRENCY), String(seconds)], { encoding: 'utf8' })
+        : await run(process.execPath, ['-r', 'ts-node/register', join(__dirname, 'grpc-load.ts'), String(grpcPort), 'cls', inputName, [1, ...SHAPE].join(','), join(dir, 'item.bin'), String(CONCURRENCY), String(seconds)], {
+            encoding: 'utf8',
+            env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+          });
+      const j = JSON.parse(r.stdout) as { requests: number; errors: number; seconds: number; p50: number; p99: number };
+      return { rps: j.requests / j.seconds, p50: j.p50, p99: j.p99, errors: j.errors };
+    };
+    await runHttp(); // warm both paths (the worker's session, the connections) before measuring
+    const rounds: Array<{ model: number; http: Load; grpc: Load; load: string }> = [];
+    for (let i = 0; i < reps; i++) {
+      const model = await modelAlone(session, seconds);
+      const h = await measured(runHttp, seconds);
+      const g = await measured(runGrpc, seconds);
+      rounds.push({ model, http: h, grpc: g, load: loadNote() });
+      console.error(`round ${i + 1}/${reps}: model ${fmt(model, 0)} items/s, HTTP ${fmt(h.rps, 0)} req/s, gRPC ${fmt(g.rps, 0)} req/s (${loadNote()})`);
+    }
+    const model = median(rounds.map((r) => r.model));
+    const side = (pickLoad: (r: (typeof rounds)[number]) => Load): Load => ({
+      rps: median(rounds.map((r) => pickLoad(r).rps)),
+      p50: median(rounds.map((r) => pickLoad(r).p50)),
+      p99: median(rounds.map((r) => pickLoad(r).p99)),
+      errors: rounds.reduce((n, r) => n + pickLoad(r).errors, 0),
+      cpuMs: median(rounds.map((r) => pickLoad(r).cpuMs)),
+    });
+    const h = side((r) => r.http);
+    const g = side((r) => r.grpc);
+    const rows = [
+      ['model alone, batches of 32', fmt(model, 0), '1.00', '–', '–', '–', '–'],
+      ['HTTP binary tensors (wrk)', fmt(h.rps, 0), fmt(h.rps / model, 2), fmt(h.p50, 1), fmt(h.p99, 1), fmt(h.cpuMs, 3), String(h.errors)],
+      [`gRPC raw contents (${python ? 'Python grpcio' : 'grpc-js'})`, fmt(g.rps, 0), fmt(g.rps / model, 2), fmt(g.p50, 1), fmt(g.p99, 1), fmt(g.cpuMs, 3), String(g.errors)],
+    ];
+    const targets: TargetResult[] = [
+      { name: 'gRPC req/s ÷ HTTP binary req/s', value: g.rps / h.rps, target: '>= 1', pass: g.rps >= h.rps },
+      { name: 'HTTP binary ÷ model alone', value: h.rps / model, target: '>= 0.9', pass: h.rps >= 0.9 * model },
+      { name: 'gRPC ÷ model alone', value: g.rps / model, target: '>= 0.9', pass: g.rps >= 0.9 * model },
+    ];
+    report(
+      `gRPC and HTTP on the PaddleOCR classifier (${threads} onnxruntime thread${threads > 1 ? 's' : ''}, 1 worker, ${CONCURRENCY} in flight, medians of ${reps} rounds of ${seconds} s)`,
+      [{ text: table(['side', 'req/s (items/s)', '÷ model', 'p50 ms', 'p99 ms', 'server process CPU ms/req (model included)', 'errors'], rows) }, { text: rounds.map((r, i) => `round ${i + 1}: ${r.load}`).join('\n') }],
+      targets,
+    );
+    writeResults('grpc', args, { grpcClient: python ? 'python grpcio' : 'grpc-js', threads, workers: 1, maxBatchSize: BATCH, concurrency: CONCURRENCY, seconds, model, http: h, grpc: g, rounds }, targets);
+  } finally {
+    await Promise.all([grpc.close(), http.close()]);
+    await core.close();
+    await session.release();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
