@@ -11,6 +11,7 @@ export { ServingError, toServingError, invalidArgument } from './errors';
 export type { ServingErrorCode } from './errors';
 export { ServingRegistry } from './registry';
 export type { Served, ServedState } from './registry';
+export type { RepositoryControl, RepositoryIndexEntry } from './repository-control';
 export { DEFAULT_VERSION, servedVersion } from './servables';
 export type { GenerativeServable, GeneratorEntry, InferenceServable, Tokenizer } from './servables';
 export { DEFAULT_LIMITS, ownTimeout, RequestGate, requestTimeout, resolveLimits } from './limits';
