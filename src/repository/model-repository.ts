@@ -112,7 +112,9 @@ export class ModelRepository implements RepositoryControl {
     const names = wanted.includes('*') ? listModelFolders(this.dir) : [...wanted];
     for (const name of names) this.#model(name);
     for (const name of listModelFolders(this.dir)) this.#model(name);
-    await Promise.all(names.map((name) => this.#run(name, () => this.#load(name))));
+    // One after another, in name order: a registry lists models in the order they came, and
+    // loading several models at once would only compete for the same cores.
+    for (const name of names) await this.#run(name, () => this.#load(name, true));
     if (this.mode === 'poll') this.#schedulePoll();
   }
 
@@ -146,7 +148,7 @@ export class ModelRepository implements RepositoryControl {
   async load(name: string): Promise<void> {
     this.#checkControl('load');
     this.#checkName(name);
-    await this.#run(name, () => this.#load(name));
+    await this.#run(name, () => this.#load(name, true));
     const m = this.#models.get(name) as Model;
     if (m.state !== 'READY') throw new ServingError('invalid-argument', 'load_failed', `load failed for model ${JSON.stringify(name)}: ${m.reason || this.#versionReasons(m)}`);
   }
@@ -239,15 +241,22 @@ export class ModelRepository implements RepositoryControl {
     return [...m.versions].filter(([, v]) => v.reason !== '').map(([n, v]) => `version ${n}: ${v.reason}`).join('; ') || 'no version was found to serve';
   }
 
-  async #load(name: string): Promise<void> {
+  /** Loads or reloads `name`; without `force` (a poll) only when its files changed since the last try. */
+  async #load(name: string, force = false): Promise<void> {
     const m = this.#model(name);
     const dir = join(this.dir, name);
-    const firstLoad = !m.loaded;
+    let stamp: string;
+    try {
+      stamp = fingerprint(dir);
+    } catch {
+      return; // the folder went away meanwhile: the next poll unloads it
+    }
+    if (m.loaded && !force && stamp === m.fingerprint) return;
     m.loaded = true;
+    m.fingerprint = stamp;
     let settings: ModelSettings;
     let served: number[];
     let configKey: string;
-    let stamp: string;
     let config: TritonModelConfig;
     try {
       const file = configFile(dir);
@@ -257,7 +266,6 @@ export class ModelRepository implements RepositoryControl {
       const selection = selectVersions(listVersions(dir), settings.versionPolicy);
       for (const v of selection.missing) this.#warnOnce(`model "${name}": version ${v} named by version_policy has no folder; skipped`);
       served = selection.served;
-      stamp = fingerprint(dir, file, served, settings.modelFile);
       configKey = JSON.stringify(read.config);
       if (served.length === 0) throw new Error(`no version folder (a number, holding ${settings.modelFile}) to serve under its version policy in ${dir}`);
       m.state = m.versions.size > 0 ? m.state : 'LOADING';
@@ -269,7 +277,6 @@ export class ModelRepository implements RepositoryControl {
       this.#log('error', `microbatch repository: model "${name}" failed to load: ${m.reason}`);
       return;
     }
-    if (!firstLoad && stamp === m.fingerprint && m.reason === '' && served.every((v) => m.versions.get(v)?.state === 'READY')) return;
     m.reason = '';
     const made: Array<[number, Version]> = [];
     for (const v of served) {
@@ -308,7 +315,6 @@ export class ModelRepository implements RepositoryControl {
         void this.#retire(version.host);
       }
     }
-    m.fingerprint = stamp;
     m.state = [...m.versions.values()].some((v) => v.state === 'READY') ? 'READY' : 'UNAVAILABLE';
     if (m.state === 'UNAVAILABLE') m.reason = this.#versionReasons(m);
     else this.#log('info', `microbatch repository: model "${name}" serves version${served.length > 1 ? 's' : ''} ${served.join(', ')}`);

@@ -65,10 +65,11 @@ export function selectVersions(available: readonly number[], policy: VersionPoli
 }
 
 /**
- * A fingerprint of what a model's load read: the config file's and each version's model file's
- * modification time and size. A load of a model whose fingerprint is unchanged does nothing.
+ * A fingerprint of a model folder: its config files' and each version folder's files'
+ * modification times and sizes, one `|`-separated part per version (`<v>=...`). A poll or a load
+ * whose fingerprint is unchanged does nothing (Triton's rule).
  */
-export function fingerprint(modelDir: string, config: string | undefined, versions: readonly number[], modelFile: string): string {
+export function fingerprint(modelDir: string): string {
   const stamp = (path: string): string => {
     try {
       const s = statSync(path);
@@ -77,5 +78,10 @@ export function fingerprint(modelDir: string, config: string | undefined, versio
       return '-';
     }
   };
-  return [config === undefined ? 'none' : stamp(config), ...versions.map((v) => `${v}=${stamp(join(modelDir, String(v), modelFile))}`)].join('|');
+  const versions = listVersions(modelDir).map((v) => {
+    const folder = join(modelDir, String(v));
+    const files = readdirSync(folder).sort().map((f) => `${f}@${stamp(join(folder, f))}`);
+    return `${v}=${files.join(',')}`;
+  });
+  return [`config=${stamp(join(modelDir, 'config.pbtxt'))},${stamp(join(modelDir, 'config.json'))}`, ...versions].join('|');
 }
