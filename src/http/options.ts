@@ -1,6 +1,5 @@
 import type { TensorSignature } from '../core/servable';
-import type { GenerativeServable, GeneratorEntry, InferenceServable, ServerLimits } from '../serving';
-import type { LogOption } from './logger';
+import type { GenerativeServable, InferenceServable, ServingCore, ServingCoreOptions } from '../serving';
 
 export type { GeneratorEntry, ResolvedLimits, ServerLimits, Tokenizer } from '../serving';
 export { DEFAULT_LIMITS } from '../serving';
@@ -38,31 +37,22 @@ export type ServableGenerator = GenerativeServable;
  */
 export type MetricsSource = (() => string | Promise<string>) | { metrics(): string | Promise<string>; readonly contentType?: string };
 
-/** Options of {@link createInferenceServer}. */
-export interface InferenceServerOptions {
+/**
+ * Options of {@link createInferenceServer}: a serving core's (`models`, `generators`, `limits`,
+ * `log`, `stopModelsOnClose`: the server makes a core of its own from them), or an existing `core`,
+ * and what only HTTP has (`metrics`, `int64As`, `corsOrigins`).
+ */
+export interface InferenceServerOptions extends ServingCoreOptions {
   /**
-   * The models to serve, by the name used in URLs (`/v2/models/{name}/infer`). A promise is
-   * allowed: the server can listen (`/v2/health/live` answers) while a model loads, and `/v2/health/ready` turns
-   * ready once every model is loaded.
-   * @example `{ models: { classifier: await createOnnxHost('cls.onnx', { maxBatchSize: 32 }) } }`
+   * A serving core to serve instead of one of the server's own: its models, generators, limits and
+   * log (so `models`, `generators`, `limits`, `log` and `stopModelsOnClose` are refused beside it).
+   * Share one core between this server and a gRPC server, and calls of both land in the same
+   * batches. A server closes only a core it made itself: close a shared one yourself
+   * (`handleShutdownSignals([http, grpc, core])`).
+   * @default a core of its own, made from the options
+   * @example `createInferenceServer({ core: createServingCore({ models: { classifier: host } }) })`
    */
-  models: Readonly<Record<string, InferenceServable | PromiseLike<InferenceServable>>>;
-  /**
-   * Generative models, by name, served on Triton's generate extension
-   * (`POST /v2/models/{name}/generate` and `/generate_stream`): a `GenerationHost` (token ids in
-   * and out), or `{ host, tokenizer }` to take `text_input` and answer `text_output` too. Names
-   * must differ from those in `models`, which may then be empty. A promise of either is allowed
-   * and loads in the background, as in `models` (`503 model_loading` until it resolves; one that
-   * rejects is `model_unavailable`).
-   * @default none
-   * @example `{ generators: { writer: { host: generationHost, tokenizer: { encode, decode } } } }`
-   */
-  generators?: Readonly<Record<string, GenerativeServable | GeneratorEntry | PromiseLike<GenerativeServable | GeneratorEntry>>>;
-  /**
-   * Size and time limits; see {@link ServerLimits}.
-   * @default {@link DEFAULT_LIMITS}
-   */
-  limits?: ServerLimits;
+  core?: ServingCore;
   /**
    * What `GET /metrics` serves; without it `/metrics` answers 404.
    * @default undefined
@@ -75,19 +65,6 @@ export interface InferenceServerOptions {
    * @default 'number'
    */
   int64As?: 'number' | 'string';
-  /**
-   * Stop the hosts when the server closes (draining them when `close({ drain: true })`).
-   * @default true
-   */
-  stopModelsOnClose?: boolean;
-  /**
-   * Logging: levels, text or JSON lines, and repeated refusals summarised (`503 queue_full ×812 in
-   * the last 5 s`) instead of one line each; see {@link LogOptions}. A function receives every
-   * line as text at level `'info'`. Nothing is logged without it.
-   * @default undefined
-   * @example `log: { level: 'warn', format: 'json' }` or `log: (line) => console.error(line)`
-   */
-  log?: LogOption;
   /**
    * Origins whose pages may call the server from a browser (CORS): each an origin such as
    * `'https://app.example.com'` (scheme, host, optional port), or `'*'` for any. A preflight

@@ -1,27 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe } from '../core/describe';
-import {
-  checkVersion,
-  generatorMetadata,
-  invalidArgument,
-  modelConfig,
-  modelMetadata,
-  RequestGate,
-  resolveLimits,
-  servedVersion,
-  serverMetadata,
-  ServingError,
-  ServingRegistry,
-  StatsCollector,
-  type InferenceServable,
-  type Served,
-} from '../serving';
+import { checkVersion, generatorMetadata, invalidArgument, modelConfig, modelMetadata, servedVersion, serverMetadata, ServingCore, shuttingDown } from '../serving';
 import { CorsPolicy } from './cors';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
 import { handleGenerate } from './generate';
-import { ServerLogger } from './logger';
 import type { CloseOptions, InferenceServerOptions, MetricsSource } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
@@ -35,6 +19,8 @@ export interface InferenceServer {
    * app at the root (`app.use(inference.handle)`).
    */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The serving core it serves: its own (made from `models`) or the one it was given. */
+  readonly core: ServingCore;
   /** True once every model is loaded and the server is not closing (what `/v2/health/ready` reports). */
   readonly ready: boolean;
   /**
@@ -48,6 +34,15 @@ export interface InferenceServer {
    * second call returns the first call's promise.
    */
   close(options?: CloseOptions): Promise<void>;
+}
+
+/** The server's core: the one it was given, or its own made from `models` (what may stand beside `core` is checked). */
+function serverCore(options: InferenceServerOptions): ServingCore {
+  if (options.core === undefined) return new ServingCore(options, 'createInferenceServer');
+  if (!(options.core instanceof ServingCore)) throw new TypeError(`createInferenceServer: expected \`core\` to be a ServingCore (from createServingCore), got ${describe(options.core)}`);
+  const beside = (['models', 'generators', 'limits', 'log', 'stopModelsOnClose'] as const).filter((k) => options[k] !== undefined);
+  if (beside.length > 0) throw new TypeError(`createInferenceServer: \`core\` already holds the models, limits and log; pass ${beside.map((k) => `\`${k}\``).join(', ')} to createServingCore instead`);
+  return options.core;
 }
 
 // Said to both kinds of users: a library user passes a source, a `microbatch serve` user installs prom-client.
@@ -101,22 +96,10 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  * ```
  */
 export function createInferenceServer(options: InferenceServerOptions): InferenceServer {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? }');
-  const limits = resolveLimits('createInferenceServer', options.limits);
-  const logger = new ServerLogger(options.log);
-  const stats = new StatsCollector();
-  const given = options.generators ?? {};
-  if (typeof given !== 'object' || given === null) throw new TypeError(`createInferenceServer: expected \`generators\` to be an object { name: generationHost }, got ${describe(given)}`);
-  if (typeof options.models !== 'object' || options.models === null || Object.keys(options.models).length + Object.keys(given).length === 0) {
-    throw new TypeError('createInferenceServer: expected `models` to be an object { name: host } with at least one model (or `generators` with one)');
-  }
-  for (const name of Object.keys(given)) {
-    if (Object.prototype.hasOwnProperty.call(options.models, name)) throw new TypeError(`createInferenceServer: ${JSON.stringify(name)} is both in \`models\` and in \`generators\`; a name serves one model`);
-  }
-  // One registry: batching models first, then generators (the order `GET /v2/models` lists them in).
-  const registry = new ServingRegistry('createInferenceServer', (name, e) => logger.line('error', `microbatch http: model "${name}" failed to load: ${e.message}`));
-  for (const [name, value] of Object.entries(options.models)) registry.add(name, value, 'model');
-  for (const [name, value] of Object.entries(given)) registry.add(name, value, 'generator');
+  if (typeof options !== 'object' || options === null) throw new TypeError('createInferenceServer: expected options { models, limits?, metrics? } or { core, metrics? }');
+  const core = serverCore(options);
+  const ownsCore = !(options.core instanceof ServingCore);
+  const { limits, logger, stats } = core;
   const int64As = options.int64As ?? 'number';
   if (int64As !== 'number' && int64As !== 'string') throw new TypeError(`createInferenceServer: \`int64As\` must be 'number' or 'string', got ${String(int64As)}`);
   const metrics = options.metrics;
@@ -129,39 +112,23 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   let closing = false;
   let closePromise: Promise<void> | undefined;
   let inFlight = 0;
-  const gate = new RequestGate(limits.maxConcurrentRequests);
   let idleWaiters: Array<() => void> = [];
   const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
-
-  /** The ready host for a model route, or the 404 for an unknown model or another version. */
-  function modelFor(name: string, version: string | undefined): InferenceServable {
-    const { host } = registry.get(name) as Extract<Served, { kind: 'model' }>; // a generator's routes never come here
-    checkVersion(name, version, servedVersion(host));
-    return host;
-  }
-
-  /** The error for a generate route on a name that is no generator: a pointer to `/infer` for a batching model, else the 404. */
-  function notAGenerator(name: string): ServingError {
-    if (registry.kindOf(name) === 'model') return invalidArgument('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
-    return registry.notFound(name);
-  }
-
-  const shuttingDown = (): ServingError => new ServingError('unavailable', 'shutting_down', 'the server is shutting down and takes no new requests', { retry: true });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
     if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
     const name: RouteName = found.route;
-    if (found.model !== '' && registry.kindOf(found.model) === 'generator') return routeGenerator(req, res, name, found.model, found.version);
+    if (found.model !== '' && core.registry.kindOf(found.model) === 'generator') return routeGenerator(req, res, name, found.model, found.version);
     switch (name) {
       case 'server-metadata':
         return sendJson(res, 200, serverMetadata());
       case 'live':
         return sendJson(res, 200, { live: true });
       case 'ready': {
-        const ready = !closing && registry.allReady();
-        const body = { live: true, ready, closing, models: registry.states() };
+        const ready = !closing && core.ready;
+        const body = { live: true, ready, closing: closing || core.closing, models: core.registry.states() };
         return sendJson(res, ready ? 200 : 503, body, ready ? {} : retry);
       }
       case 'metrics': {
@@ -170,34 +137,30 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
         return send(res, 200, { 'Content-Type': contentType }, text);
       }
       case 'models':
-        return sendJson(res, 200, { models: registry.listing() });
+        return sendJson(res, 200, { models: core.registry.listing() });
       case 'model':
-        return sendJson(res, 200, modelMetadata(found.model, modelFor(found.model, found.version)));
+        return sendJson(res, 200, modelMetadata(found.model, core.model(found.model, found.version)));
       case 'model-ready': {
-        const state = registry.states()[found.model];
-        if (state === undefined) throw registry.notFound(found.model);
-        const served = registry.servedVersion(found.model);
-        if (served !== undefined) checkVersion(found.model, found.version, served);
-        const ready = state === 'ready' && !closing;
+        const ready = core.modelReady(found.model, found.version) && !closing;
         return sendJson(res, ready ? 200 : 503, { name: found.model, ready }, ready ? {} : retry);
       }
       case 'config':
-        return sendJson(res, 200, modelConfig(found.model, modelFor(found.model, found.version)));
+        return sendJson(res, 200, modelConfig(found.model, core.model(found.model, found.version)));
       case 'stats': {
-        const host = modelFor(found.model, found.version);
+        const host = core.model(found.model, found.version);
         return sendJson(res, 200, { model_stats: [stats.stats(found.model, servedVersion(host), host)] });
       }
       case 'generate':
       case 'generate-stream':
-        throw notAGenerator(found.model);
+        return routeGenerator(req, res, name, found.model, found.version); // answers not_a_generator, or the 404
       case 'infer': {
+        const host = core.model(found.model, found.version);
         if (closing) throw shuttingDown();
-        const host = modelFor(found.model, found.version);
-        gate.enter(host.name); // before the body is read
+        core.enter(host.name); // before the body is read
         try {
           return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
         } finally {
-          gate.leave();
+          core.leave();
         }
       }
     }
@@ -205,28 +168,29 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
 
   /** The routes of a generative model: metadata, ready, and Triton's generate and generate_stream. */
   async function routeGenerator(req: IncomingMessage, res: ServerResponse, name: RouteName, model: string, version: string | undefined): Promise<void> {
-    const served = registry.servedVersion(model);
-    if (served !== undefined) checkVersion(model, version, served);
     switch (name) {
       case 'model':
-        return sendJson(res, 200, generatorMetadata(model, servedVersion(registry.get(model).host), null));
+        return sendJson(res, 200, generatorMetadata(model, servedVersion(core.generator(model, version).host), null));
       case 'model-ready': {
-        const ready = registry.states()[model] === 'ready' && !closing;
+        const ready = core.modelReady(model, version) && !closing;
         return sendJson(res, ready ? 200 : 503, { name: model, ready }, ready ? {} : retry);
       }
       case 'generate':
       case 'generate-stream': {
+        const { host, tokenizer } = core.generator(model, version);
         if (closing) throw shuttingDown();
-        const { host, tokenizer } = registry.get(model) as Extract<Served, { kind: 'generator' }>;
-        gate.enter();
+        core.enter();
         try {
           return await handleGenerate(req, res, { modelName: model, host, tokenizer, limits }, name === 'generate-stream');
         } finally {
-          gate.leave();
+          core.leave();
         }
       }
-      default:
+      default: {
+        const served = core.registry.servedVersion(model);
+        if (served !== undefined) checkVersion(model, version, served);
         throw invalidArgument('not_a_batching_model', `model ${JSON.stringify(model)} is a generative model: send its requests to POST /v2/models/${model}/generate or /generate_stream (${req.method} ${req.url} is for batching models)`);
+      }
     }
   }
 
@@ -276,26 +240,20 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     closing = true;
     const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     server.closeIdleConnections();
-    const hosts = (await registry.settled()).map((s) => s.host);
-    if (drain) {
-      await whenIdle(timeoutMs);
-    }
-    if (options.stopModelsOnClose !== false) {
-      // With drain: false, queued requests reject with HostStoppedError and are answered 503 now.
-      await Promise.all(hosts.map((h) => h.stop({ drain }).catch((e: unknown) => logger.line('error', `microbatch http: stopping a model failed: ${String(e)}`))));
-    }
+    if (drain) await whenIdle(timeoutMs);
+    // A core of its own is closed with the server (stopping the models); a shared one is closed by its owner.
+    if (ownsCore) await core.close({ drain, timeoutMs });
     await whenIdle(drain ? 1_000 : 100);
     server.closeAllConnections();
     await closed;
-    logger.close(); // the refusals counted so far are not lost with the process
-    stats.close();
   }
 
   return {
     server,
     handle,
+    core,
     get ready() {
-      return !closing && registry.allReady();
+      return !closing && core.ready;
     },
     listen(port = 8080, host = '127.0.0.1') {
       return new Promise<AddressInfo>((resolve, reject) => {

@@ -1,4 +1,12 @@
-import type { InferenceServer } from './server';
+import type { CloseOptions } from './options';
+
+/**
+ * What {@link handleShutdownSignals} closes: an inference server, a gRPC server, a shared
+ * `ServingCore`, or anything else with a draining `close()`.
+ */
+export interface Closable {
+  close(options?: CloseOptions): Promise<void>;
+}
 
 /** Options of {@link handleShutdownSignals}. */
 export interface ShutdownOptions {
@@ -40,6 +48,8 @@ export interface ShutdownOptions {
  * Closes `server` gracefully on SIGTERM or SIGINT (what container orchestrators send before
  * killing): it stops accepting connections, answers every request already received, stops the
  * models draining their queues, then exits 0. Returns a function that removes the handlers.
+ * Several servers (HTTP and gRPC over one shared core, and the core) are closed together: each
+ * stops accepting at once, and the core drains what either admitted before it stops the models.
  *
  * @example
  * ```ts
@@ -48,7 +58,8 @@ export interface ShutdownOptions {
  * handleShutdownSignals(server, { log: console.error });
  * ```
  */
-export function handleShutdownSignals(server: InferenceServer, options: ShutdownOptions = {}): () => void {
+export function handleShutdownSignals(server: Closable | readonly Closable[], options: ShutdownOptions = {}): () => void {
+  const closables: readonly Closable[] = Array.isArray(server) ? server : [server as Closable];
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? true;
   let started = false;
@@ -63,7 +74,7 @@ export function handleShutdownSignals(server: InferenceServer, options: Shutdown
     options.log?.(`microbatch: ${signal} received, draining (no new connections)`);
     Promise.resolve()
       .then(() => options.beforeClose?.())
-      .then(() => server.close({ drain: true, timeoutMs: options.timeoutMs ?? 30_000 }))
+      .then(() => Promise.all(closables.map((c) => c.close({ drain: true, timeoutMs: options.timeoutMs ?? 30_000 }))))
       .then(() => options.onClosed?.())
       .then(
         () => {

@@ -58,6 +58,11 @@ export function invalidArgument(reason: string, message: string): ServingError {
   return new ServingError('invalid-argument', reason, message);
 }
 
+/** The `'unavailable'` answer to a call that arrives while its server or serving core closes. @internal */
+export function shuttingDown(): ServingError {
+  return new ServingError('unavailable', 'shutting_down', 'the server is shutting down and takes no new requests', { retry: true });
+}
+
 /**
  * Maps what a request failed with to a {@link ServingError} (one that is already one is kept):
  *
@@ -91,4 +96,25 @@ export function toServingError(error: unknown): ServingError {
   if (error instanceof AbortError) return new ServingError('cancelled', 'client_closed_request', message, cause);
   if (error instanceof TensorInputError) return new ServingError('invalid-argument', 'invalid_input', message, cause);
   return new ServingError('internal', 'model_error', `the model failed: ${message}`, cause);
+}
+
+/**
+ * How much a failure matters in a server's log, by its code: a client's mistake (a bad request, an
+ * unknown model, a client that left, too large) at `'debug'`, a refusal (full, stopped, past its
+ * deadline) at `'warn'`, a model's failure at `'error'`. Every transport logs the same failure at
+ * the same level.
+ * @internal
+ */
+export function logLevelOf(code: ServingErrorCode): 'debug' | 'warn' | 'error' {
+  switch (code) {
+    case 'invalid-argument':
+    case 'not-found':
+    case 'cancelled':
+    case 'resource-exhausted':
+      return 'debug';
+    case 'internal':
+      return 'error';
+    default:
+      return 'warn';
+  }
 }

@@ -7,7 +7,11 @@
  * statuses. It imports no transport.
  * @packageDocumentation
  */
-export { ServingError, toServingError, invalidArgument } from './errors';
+export { ServingError, toServingError, invalidArgument, logLevelOf, shuttingDown } from './errors';
+export { createServingCore, ServingCore } from './core';
+export type { CoreCloseOptions, ServingCoreOptions } from './core';
+export { LOG_LEVELS, ServerLogger } from './logger';
+export type { FailureLevel, LogFields, LogLevel, LogOption, LogOptions } from './logger';
 export type { ServingErrorCode } from './errors';
 export { ServingRegistry } from './registry';
 export type { Served, ServedState } from './registry';

@@ -137,4 +137,9 @@ export class RequestGate {
   leave(): void {
     this.#held--;
   }
+
+  /** The places taken now. */
+  get held(): number {
+    return this.#held;
+  }
 }

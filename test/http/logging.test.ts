@@ -1,5 +1,5 @@
 import { createInferenceServer, type LogOptions } from '../../src/http';
-import { ServerLogger } from '../../src/http/logger';
+import { ServerLogger } from '../../src/serving/logger';
 import { call, gate, gatedBody, gatedHost, jsonInputs } from './helpers';
 import { waitFor } from '../support/wait-for';
 

@@ -62,9 +62,18 @@ export type LogFields = Readonly<Record<string, string | number | boolean>>;
 interface Tally {
   count: number;
   readonly level: 'error' | 'warn';
-  readonly status: number;
+  readonly source: string;
+  readonly status: number | string;
   readonly code: string;
 }
+
+/** The level an HTTP status is logged at: a client's mistake (4xx) at debug, a model's failure (500) at error, a refusal at warn. */
+function levelOfStatus(status: number): FailureLevel {
+  return status < 500 ? 'debug' : status === 500 ? 'error' : 'warn';
+}
+
+/** How much a failed answer matters: `'debug'` for a client's mistake (one line each), `'warn'` for a refusal and `'error'` for a failure (both counted per window). */
+export type FailureLevel = 'debug' | 'warn' | 'error';
 
 /**
  * Writes leveled, optionally JSON lines, and folds repeated 5xx answers into one summary line per
@@ -81,15 +90,18 @@ export class ServerLogger {
   #windowStart = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  /** A logger that writes nothing when `option` is undefined. */
-  constructor(option: LogOption | undefined) {
+  /**
+   * A logger that writes nothing when `option` is undefined.
+   * @param where - what a bad option's error message starts with. @default 'createInferenceServer'
+   */
+  constructor(option: LogOption | undefined, where = 'createInferenceServer') {
     const o: LogOptions = typeof option === 'function' ? { write: option } : (option ?? { level: 'silent' });
     const level = o.level ?? 'info';
-    if (!(level in RANK)) throw new TypeError(`createInferenceServer: log.level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+    if (!(level in RANK)) throw new TypeError(`${where}: log.level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
     const format = o.format ?? 'text';
-    if (format !== 'text' && format !== 'json') throw new TypeError(`createInferenceServer: log.format must be 'text' or 'json', got ${JSON.stringify(format)}`);
+    if (format !== 'text' && format !== 'json') throw new TypeError(`${where}: log.format must be 'text' or 'json', got ${JSON.stringify(format)}`);
     const windowMs = o.summaryWindowMs ?? 5_000;
-    if (!(windowMs > 0)) throw new RangeError(`createInferenceServer: log.summaryWindowMs must be a positive number, got ${String(windowMs)}`);
+    if (!(windowMs > 0)) throw new RangeError(`${where}: log.summaryWindowMs must be a positive number, got ${String(windowMs)}`);
     this.#min = RANK[level];
     this.#json = format === 'json';
     this.#write = o.write ?? ((line) => process.stderr.write(`${line}\n`));
@@ -110,21 +122,31 @@ export class ServerLogger {
   }
 
   /**
-   * Logs a failed answer: a 4xx one line at debug; a 5xx the first time of its kind in a window
-   * (at error for 500s, warn for refusals), then counted for the window's summary.
+   * Logs a failed HTTP answer: a 4xx one line at debug; a 5xx the first time of its kind in a
+   * window (at error for 500s, warn for refusals), then counted for the window's summary.
    */
   answer(status: number, code: string, message: string, fields: LogFields): void {
-    if (status < 500) return this.line('debug', message, { status, code, ...fields });
-    const level = status === 500 ? 'error' : 'warn';
+    this.failure(levelOfStatus(status), 'microbatch http', status, code, message, fields);
+  }
+
+  /**
+   * Logs a failed answer of any transport: at `'debug'` one line each; at `'warn'` or `'error'` the
+   * first of its kind (source, status and code) in a window, then counted for the window's summary
+   * (`microbatch grpc: UNAVAILABLE queue_full ×812 in the last 5 s`).
+   * @param source - what the summary line starts with, e.g. `'microbatch grpc'`.
+   * @param status - the transport's own status (an HTTP number, a gRPC status name).
+   */
+  failure(level: FailureLevel, source: string, status: number | string, code: string, message: string, fields: LogFields): void {
+    if (level === 'debug') return this.line('debug', message, { status, code, ...fields });
     if (!this.enabled(level)) return;
-    const key = `${status} ${code}`;
+    const key = `${source} ${status} ${code}`;
     const tally = this.#tallies.get(key);
     if (tally !== undefined) {
       tally.count++;
       return;
     }
     if (this.#tallies.size === 0) this.#windowStart = this.#now();
-    this.#tallies.set(key, { count: 0, level, status, code });
+    this.#tallies.set(key, { count: 0, level, source, status, code });
     this.line(level, message, { status, code, ...fields });
     this.#timer ??= setInterval(() => this.flush(), this.#windowMs);
     this.#timer.unref();
@@ -144,7 +166,7 @@ export class ServerLogger {
         this.#tallies.delete(key);
         continue;
       }
-      this.line(t.level, `microbatch http: ${t.status} ${t.code} ×${t.count} in the last ${shown} s`, { status: t.status, code: t.code, count: t.count, window_s: Number(shown) });
+      this.line(t.level, `${t.source}: ${t.status} ${t.code} ×${t.count} in the last ${shown} s`, { status: t.status, code: t.code, count: t.count, window_s: Number(shown) });
       t.count = 0;
     }
     this.#windowStart = now;
