@@ -4,7 +4,7 @@ import { isError } from '../core/describe';
 import { createOnnxHost, type OnnxHostOptions } from '../onnx';
 import { ServingError, type InferenceServable, type RepositoryControl, type RepositoryIndexEntry, type ServingRegistry } from '../serving';
 import type { TritonModelConfig } from './config-schema';
-import { modelSettings, signatureMisfit, type ModelSettings, type RepositoryHostDefaults } from './model-settings';
+import { configInForce, modelSettings, signatureMisfit, type ModelSettings, type RepositoryHostDefaults } from './model-settings';
 import { versionedHost } from './versioned-host';
 import { configFile, fingerprint, listModelFolders, listVersions, readConfigFile, selectVersions } from './scan';
 
@@ -278,6 +278,7 @@ export class ModelRepository implements RepositoryControl {
       return;
     }
     m.reason = '';
+    const inForce = configInForce(config, settings);
     const made: Array<[number, Version]> = [];
     for (const v of served) {
       const path = join(dir, String(v), settings.modelFile);
@@ -286,13 +287,14 @@ export class ModelRepository implements RepositoryControl {
       if (old?.state === 'READY' && old.key === key) continue;
       if (old === undefined) m.versions.set(v, { state: 'LOADING', reason: '' });
       try {
-        const host = await (this.#options.createHost ?? createOnnxHost)(path, { ...settings.host, name });
+        // Each version's host has its own name: statistics and metrics are kept by host name.
+        const host = await (this.#options.createHost ?? createOnnxHost)(path, { ...settings.host, name: `${name}/${v}` });
         const misfit = signatureMisfit(config, host.model);
         if (misfit !== undefined) {
           await host.stop({ drain: false }).catch(() => undefined);
           throw new Error(`the config does not match the model: ${misfit}`);
         }
-        made.push([v, { state: 'READY', reason: '', host: versionedHost(host, String(v)), key }]);
+        made.push([v, { state: 'READY', reason: '', host: versionedHost(host, String(v), { servedVersions: () => this.#registry.versions(name), config: inForce }), key }]);
       } catch (e) {
         const reason = isError(e) ? e.message : String(e);
         this.#log('error', `microbatch repository: model "${name}" version ${v} failed to load: ${reason}`);

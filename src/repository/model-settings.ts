@@ -1,5 +1,6 @@
 import type { TensorSignature } from '../core/servable';
 import type { OnnxHostOptions } from '../onnx';
+import type { RepositoryVersionInfo } from '../serving';
 import { ConfigValueError, type TritonModelConfig, type TritonQueuePolicy, type TritonTensorConfig } from './config-schema';
 
 /**
@@ -182,6 +183,38 @@ export function modelSettings(config: TritonModelConfig, file: string, name: str
     vp?.all !== undefined ? { all: true } : vp?.specific !== undefined ? { specific: vp.specific.versions ?? [] } : { latest: vp?.latest?.num_versions ?? 1 };
   if ('latest' in versionPolicy && versionPolicy.latest < 1) throw new ConfigValueError(file, `version_policy latest num_versions must be >= 1, got ${versionPolicy.latest}`);
   return { host, versionPolicy, modelFile: config.default_model_filename ?? 'model.onnx', warnings };
+}
+
+/**
+ * The parts of a model's configuration in force that its host's live options do not show, for
+ * `GET .../config`: the version policy, the worker threads as CPU instances, the priority levels,
+ * preferred sizes, and microbatch's own settings as `parameters`.
+ */
+export function configInForce(config: TritonModelConfig, settings: ModelSettings): RepositoryVersionInfo['config'] {
+  const p = settings.versionPolicy;
+  const h = settings.host;
+  const db = config.dynamic_batching;
+  const parameters: Record<string, { string_value: string }> = {};
+  for (const key of MICROBATCH_PARAMETERS) {
+    const value = (h as unknown as Record<string, unknown>)[key];
+    if (value !== undefined && key !== 'threads' && key !== 'machine') parameters[key] = { string_value: typeof value === 'object' ? JSON.stringify(value) : String(value) };
+  }
+  return {
+    version_policy: 'latest' in p ? { latest: { num_versions: p.latest } } : 'all' in p ? { all: {} } : { specific: { versions: p.specific } },
+    instance_group: [{ count: Math.max(1, h.workers), kind: 'KIND_CPU' }],
+    ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
+    dynamic_batching: {
+      ...(h.preferredBatchSizes === undefined ? {} : { preferred_batch_size: h.preferredBatchSizes }),
+      ...(db?.priority_levels === undefined || db.priority_levels === 0 ? {} : { priority_levels: db.priority_levels, default_priority_level: db.default_priority_level as number }),
+      ...(db?.priority_queue_policy === undefined
+        ? {}
+        : {
+            priority_queue_policy: Object.fromEntries(
+              Object.entries(db.priority_queue_policy).map(([k, q]) => [k, q.default_timeout_microseconds === undefined ? {} : { default_timeout_microseconds: q.default_timeout_microseconds }]),
+            ),
+          }),
+    },
+  };
 }
 
 /** Triton's type name of a tensor's dtype (`float32` → `TYPE_FP32`). */

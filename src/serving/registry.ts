@@ -253,11 +253,32 @@ export class ServingRegistry {
     }
     const key = version ?? [...slot.versions.keys()].sort(byVersion).at(-1);
     const entry = key === undefined ? undefined : slot.versions.get(key);
-    if (entry === undefined || entry.state !== 'ready') {
-      const served = this.versions(name);
-      throw new ServingError('not-found', 'model_version_not_found', `model ${JSON.stringify(name)} has no version ${JSON.stringify(version)}; its versions are ${served.map((v) => JSON.stringify(v)).join(', ')}`);
-    }
+    if (entry === undefined || entry.state !== 'ready') throw this.#versionNotFound(name, version);
     return entry.served;
+  }
+
+  /**
+   * Whether `name` (at `version`, or any of its versions) can take requests now. Throws
+   * `'not-found'` for an unknown name, or a version it does not serve (a name still loading
+   * accepts any version: it is not known yet).
+   */
+  isReady(name: string, version?: string): boolean {
+    const slot = this.#slots.get(name);
+    if (slot === undefined) throw this.notFound(name);
+    const whole = slot.versions.get(WHOLE);
+    if (whole !== undefined) {
+      if (whole.state === 'ready') checkVersion(name, version, servedVersion(whole.served.host));
+      return whole.state === 'ready' && isReady(whole.served);
+    }
+    if (version === undefined) return slotState(slot) === 'ready';
+    const entry = slot.versions.get(version);
+    if (entry === undefined) throw this.#versionNotFound(name, version);
+    return entry.state === 'ready' && isReady(entry.served);
+  }
+
+  #versionNotFound(name: string, version: string | undefined): ServingError {
+    const served = this.versions(name);
+    return new ServingError('not-found', 'model_version_not_found', `model ${JSON.stringify(name)} has no version ${JSON.stringify(version)}; its versions are ${served.map((v) => JSON.stringify(v)).join(', ')}`);
   }
 
   /** The `'not-found'` error for a name not served, listing the served ones. */

@@ -1,3 +1,5 @@
+import type { ModelConfig, ModelConfigBatching } from './model-config';
+
 /**
  * One row of a model repository's index (Triton's repository extension): a model never loaded
  * shows its name only; a loaded one shows a row per version with its state, and the reason when it
@@ -32,4 +34,21 @@ export interface RepositoryControl {
   load(name: string): Promise<void>;
   /** Unloads a model; resolves once its queued requests are answered and its hosts stopped. */
   unload(name: string): Promise<void>;
+}
+
+/**
+ * What a host that serves one version of a repository model adds, for the metadata and
+ * configuration answers: every version of its model served now, and the parts of its config the
+ * host's options do not show.
+ */
+export interface RepositoryVersionInfo {
+  /** The versions of the same model served now, ascending. */
+  servedVersions(): readonly string[];
+  /** The config's settings in force beyond the host's live options. */
+  readonly config: Partial<Pick<ModelConfig, 'version_policy' | 'instance_group' | 'parameters'>> & { readonly dynamic_batching?: Partial<ModelConfigBatching> };
+}
+
+/** The repository information of a host, when it has some. @internal */
+export function repositoryInfo(host: object): RepositoryVersionInfo | undefined {
+  return (host as { repository?: RepositoryVersionInfo }).repository;
 }
