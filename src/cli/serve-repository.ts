@@ -90,7 +90,7 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
     limits: { timeoutMs: ctx.timeoutMs, maxTimeoutMs: ctx.maxTimeoutMs, ...(ctx.maxBodyBytes !== undefined ? { maxBodyBytes: ctx.maxBodyBytes } : {}) },
     log: ctx.log,
   });
-  const repository = new ModelRepository(dir, core.registry, {
+  const repository = new ModelRepository(dir, core, {
     modelControlMode: mode as ModelControlMode,
     loadModels,
     // Triton: 0 means the folder is read at start only.

@@ -18,3 +18,4 @@ export { MICROBATCH_PARAMETERS, modelSettings, ONNX_BACKEND, ONNX_PLATFORM, sign
 export type { ModelSettings, RepositoryHostDefaults, VersionPolicy } from './model-settings';
 export { listModelFolders, listVersions, selectVersions } from './scan';
 export { versionedHost } from './versioned-host';
+export type { InferenceServable, RepositoryControl, RepositoryIndexEntry, RepositoryVersionInfo, Served, ServedState, ServingCore, ServingRegistry } from '../serving';

@@ -2,10 +2,11 @@ import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { isError } from '../core/describe';
 import { createOnnxHost, type OnnxHostOptions } from '../onnx';
-import { ServingError, type InferenceServable, type RepositoryControl, type RepositoryIndexEntry, type ServingRegistry } from '../serving';
+import { ServingError, ServingRegistry, type InferenceServable, type RepositoryControl, type RepositoryIndexEntry, type ServingCore } from '../serving';
 import type { TritonModelConfig } from './config-schema';
 import { configInForce, modelSettings, signatureMisfit, type ModelSettings, type RepositoryHostDefaults } from './model-settings';
 import { versionedHost } from './versioned-host';
+import { createDecoderHost } from './decoder-host';
 import { configFile, fingerprint, listModelFolders, listVersions, readConfigFile, selectVersions } from './scan';
 
 /** Which models a repository serves and when that changes (Triton's `--model-control-mode`). */
@@ -49,6 +50,8 @@ interface Version {
   host?: InferenceServable;
   /** The config and model file the host was made from: a load with the same keeps it. */
   key?: string;
+  /** A batching model, or a decoder served as a generator. @default 'model' */
+  kind?: 'model' | 'generator';
 }
 
 /** What the repository knows of one model folder. */
@@ -75,8 +78,8 @@ const MODEL_NAME = /^[^/\\]+$/;
  *
  * @example
  * ```ts
- * const core = createServingCore({});
- * const repository = new ModelRepository('models', core.registry, { defaults: { maxBatchSize: 32 } });
+ * const core = createServingCore({ filledLater: true });
+ * const repository = new ModelRepository('models', core, { defaults: { maxBatchSize: 32 } });
  * await repository.start(); // every model loaded (mode 'none')
  * ```
  */
@@ -91,8 +94,14 @@ export class ModelRepository implements RepositoryControl {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(dir: string, registry: ServingRegistry, options: ModelRepositoryOptions) {
+  /**
+   * @param dir - the repository folder: one sub-folder per model.
+   * @param core - the serving core (or its registry) whose models the repository fills; make it with `filledLater: true`.
+   * @param options - the model control mode and the host defaults; see {@link ModelRepositoryOptions}.
+   */
+  constructor(dir: string, core: ServingCore | ServingRegistry, options: ModelRepositoryOptions) {
     const where = 'ModelRepository';
+    const registry = core instanceof ServingRegistry ? core : core.registry;
     this.dir = resolve(dir);
     if (!existsSync(this.dir) || !statSync(this.dir).isDirectory()) throw new TypeError(`${where}: expected a model repository folder, got ${JSON.stringify(dir)} (not a folder)`);
     const mode = options.modelControlMode ?? 'none';
@@ -288,7 +297,14 @@ export class ModelRepository implements RepositoryControl {
       if (old === undefined) m.versions.set(v, { state: 'LOADING', reason: '' });
       try {
         // Each version's host has its own name: statistics and metrics are kept by host name.
-        const host = await (this.#options.createHost ?? createOnnxHost)(path, { ...settings.host, name: `${name}/${v}` });
+        const hostName = `${name}/${v}`;
+        if (settings.decoder !== undefined) {
+          const h = settings.host;
+          const generator = await createDecoderHost(path, { maxBatchSize: h.maxBatchSize, name: hostName, maxQueueSize: h.maxQueueSize, timeoutMs: h.timeoutMs, threads: h.threads }, settings.decoder);
+          made.push([v, { state: 'READY', reason: '', host: versionedHost(generator as InferenceServable, String(v)), key, kind: 'generator' }]);
+          continue;
+        }
+        const host = await (this.#options.createHost ?? createOnnxHost)(path, { ...settings.host, name: hostName });
         const misfit = signatureMisfit(config, host.model);
         if (misfit !== undefined) {
           await host.stop({ drain: false }).catch(() => undefined);
@@ -305,7 +321,7 @@ export class ModelRepository implements RepositoryControl {
     // New versions are registered before old ones leave, so a request always finds one.
     for (const [v, version] of made) {
       const old = m.versions.get(v);
-      this.#registry.replace(name, String(v), version.host as InferenceServable);
+      this.#registry.replace(name, String(v), version.host as InferenceServable, version.kind);
       m.versions.set(v, version);
       if (old?.host !== undefined) void this.#retire(old.host);
     }
@@ -318,8 +334,8 @@ export class ModelRepository implements RepositoryControl {
       }
     }
     m.state = [...m.versions.values()].some((v) => v.state === 'READY') ? 'READY' : 'UNAVAILABLE';
-    if (m.state === 'UNAVAILABLE') m.reason = this.#versionReasons(m);
-    else this.#log('info', `microbatch repository: model "${name}" serves version${served.length > 1 ? 's' : ''} ${served.join(', ')}`);
+    // Each failed version has its own row and reason in the index; m.reason is the config's.
+    if (m.state === 'READY') this.#log('info', `microbatch repository: model "${name}" serves version${served.length > 1 ? 's' : ''} ${served.join(', ')}`);
   }
 
   async #unload(name: string, removed = false): Promise<void> {

@@ -1,6 +1,7 @@
 import type { TensorSignature } from '../core/servable';
 import type { OnnxHostOptions } from '../onnx';
 import type { RepositoryVersionInfo } from '../serving';
+import { DECODER_PARAMETERS, decoderSettings, type DecoderSettings } from './decoder-host';
 import { ConfigValueError, type TritonModelConfig, type TritonQueuePolicy, type TritonTensorConfig } from './config-schema';
 
 /**
@@ -21,6 +22,8 @@ export interface ModelSettings {
   readonly modelFile: string;
   /** What was given but not taken (a GPU instance group, `timeout_action: DELAY`...). */
   readonly warnings: readonly string[];
+  /** Set for a decoder (its `parameters` name `token` and `logits`): served as a generator. */
+  readonly decoder?: DecoderSettings;
 }
 
 /** The platform and backend names of the models microbatch serves: ONNX on onnxruntime. */
@@ -167,8 +170,9 @@ export function modelSettings(config: TritonModelConfig, file: string, name: str
   if (config.response_cache?.enable === true) host.cache = true;
 
   for (const [key, value] of Object.entries(config.parameters ?? {})) {
+    if ((DECODER_PARAMETERS as readonly string[]).includes(key)) continue;
     if (!(MICROBATCH_PARAMETERS as readonly string[]).includes(key)) {
-      warnings.push(`${file}: parameters[${JSON.stringify(key)}] is not a microbatch setting (${MICROBATCH_PARAMETERS.join(', ')}); ignored`);
+      warnings.push(`${file}: parameters[${JSON.stringify(key)}] is not a microbatch setting (${[...MICROBATCH_PARAMETERS, ...DECODER_PARAMETERS].join(', ')}); ignored`);
       continue;
     }
     const option = parameter(file, key as (typeof MICROBATCH_PARAMETERS)[number], value.string_value ?? '');
@@ -182,7 +186,8 @@ export function modelSettings(config: TritonModelConfig, file: string, name: str
   const versionPolicy: VersionPolicy =
     vp?.all !== undefined ? { all: true } : vp?.specific !== undefined ? { specific: vp.specific.versions ?? [] } : { latest: vp?.latest?.num_versions ?? 1 };
   if ('latest' in versionPolicy && versionPolicy.latest < 1) throw new ConfigValueError(file, `version_policy latest num_versions must be >= 1, got ${versionPolicy.latest}`);
-  return { host, versionPolicy, modelFile: config.default_model_filename ?? 'model.onnx', warnings };
+  const decoder = decoderSettings(config.parameters ?? {}, file);
+  return { host, versionPolicy, modelFile: config.default_model_filename ?? 'model.onnx', warnings, ...(decoder === undefined ? {} : { decoder }) };
 }
 
 /**

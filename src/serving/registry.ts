@@ -17,7 +17,7 @@ type Entry =
   | { readonly kind: Served['kind']; readonly state: 'failed'; readonly error: Error };
 
 /** The state of a served name: `'unavailable'` is a loaded one that says it cannot serve now. */
-export type ServedState = Entry['state'] | 'unavailable';
+export type ServedState = 'loading' | 'ready' | 'failed' | 'unavailable';
 
 /**
  * How the registry recognises each kind: batching models and generators load, fail and answer
@@ -160,21 +160,22 @@ export class ServingRegistry {
   }
 
   /**
-   * Serves `host` as `version` of the batching model `name`, beside its other versions, or in
-   * place of the same version (at once: a request finds the old host or the new one, never
-   * neither). Throws a TypeError for a name served whole (by `add`) or as a generator, or a value
-   * that is not a model host.
+   * Serves `host` as `version` of `name` (a batching `'model'`, or a `'generator'`), beside its
+   * other versions, or in place of the same version (at once: a request finds the old host or the
+   * new one, never neither). Throws a TypeError for a name served whole (by `add`) or as the other
+   * kind, or a value that is not a host of the kind.
    */
-  replace(name: string, version: string, host: InferenceServable): void {
+  replace(name: string, version: string, host: InferenceServable | GenerativeServable, kind: Served['kind'] = 'model'): void {
     this.#checkName(name);
     if (version === WHOLE) throw new TypeError(`${this.#where}: model ${JSON.stringify(name)}: a version must be non-empty`);
     const slot = this.#slots.get(name);
-    if (slot !== undefined && (slot.kind !== 'model' || slot.versions.has(WHOLE))) throw new TypeError(`${this.#where}: ${JSON.stringify(name)} is already served whole; a name serves one model`);
-    const served = KINDS.model.accept(this.#where, name, host);
-    if (served === undefined) throw new TypeError(KINDS.model.invalid(this.#where, name, host));
+    if (slot !== undefined && slot.versions.has(WHOLE)) throw new TypeError(`${this.#where}: ${JSON.stringify(name)} is already served whole; a name serves one model`);
+    if (slot !== undefined && slot.kind !== kind) throw new TypeError(`${this.#where}: ${JSON.stringify(name)} serves a ${slot.kind}; a version of it cannot be a ${kind}`);
+    const served = KINDS[kind].accept(this.#where, name, host);
+    if (served === undefined) throw new TypeError(KINDS[kind].invalid(this.#where, name, host));
     const versions = slot?.versions ?? new Map<string, Entry>();
-    versions.set(version, { kind: 'model', state: 'ready', served });
-    if (slot === undefined) this.#slots.set(name, { kind: 'model', versions });
+    versions.set(version, { kind, state: 'ready', served });
+    if (slot === undefined) this.#slots.set(name, { kind, versions });
   }
 
   /**

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { call } from '../http/helpers';
+import { waitFor } from '../support/wait-for';
 
 // examples/model-repository, assembled from the npm-shipped PaddleOCR models and served by the
 // `microbatch serve <dir>` command as a user runs it.
@@ -25,14 +26,10 @@ async function serve(args: readonly string[]): Promise<{ port: number; stderr: (
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
-      if (m !== null) resolve(Number(m[1]));
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
-  });
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  await waitFor(() => /listening on/.test(stdout) || child.exitCode !== null, 60_000, 'serve to listen');
+  if (!/listening on/.test(stdout)) throw new Error(`serve exited with ${child.exitCode} before listening:\n${stderr}`);
+  const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1]);
   return {
     port,
     stderr: () => stderr,

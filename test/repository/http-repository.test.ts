@@ -18,7 +18,7 @@ let port: number;
 
 async function serve(options: Partial<ConstructorParameters<typeof ModelRepository>[2]> = {}): Promise<void> {
   core = createServingCore({ filledLater: true });
-  repository = new ModelRepository(repo.dir, core.registry, { defaults: TEST_DEFAULTS, retireAfterMs: 20, ...options });
+  repository = new ModelRepository(repo.dir, core, { defaults: TEST_DEFAULTS, retireAfterMs: 20, ...options });
   await repository.start();
   server = createInferenceServer({ core });
   ({ port } = await server.listen(0));

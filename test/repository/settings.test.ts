@@ -71,7 +71,7 @@ test('what is given but not taken is warned: DELAY, GPU instances, warm-up files
     'm/config.pbtxt: dynamic_batching.default_queue_policy: timeout_action DELAY is not supported; a request past its timeout is rejected (REJECT)',
     'm/config.pbtxt: instance_group kind KIND_GPU runs on CPU worker threads here; name GPU execution providers in the session options instead',
     'm/config.pbtxt: model_warmup input_data_file is not read; warm-up runs zero-filled inputs',
-    'm/config.pbtxt: parameters["execution_mode"] is not a microbatch setting (policy, maxLatencyMs, cache, splitOversize, warmup, threads, machine, batchTimeoutMs); ignored',
+    'm/config.pbtxt: parameters["execution_mode"] is not a microbatch setting (policy, maxLatencyMs, cache, splitOversize, warmup, threads, machine, batchTimeoutMs, decoder.token, decoder.logits, decoder.state, decoder.cache, decoder.maskKey, stopTokens, maxTokens); ignored',
   ]);
   expect(s.host.workers).toBe(1);
 });
