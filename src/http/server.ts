@@ -127,7 +127,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     if (found.model !== '' && core.registry.kindOf(found.model) === 'generator') return routeGenerator(req, res, name, found.model, found.version);
     switch (name) {
       case 'server-metadata':
-        return sendJson(res, 200, serverMetadata());
+        return sendJson(res, 200, serverMetadata(core.registry.repository !== undefined));
       case 'live':
         return sendJson(res, 200, { live: true });
       case 'ready': {

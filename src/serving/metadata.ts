@@ -81,9 +81,12 @@ export function modelMetadata(name: string, host: InferenceServable): ModelMetad
   };
 }
 
-/** Builds the server metadata answer. @internal */
-export function serverMetadata(): ServerMetadata {
-  return { name: 'microbatch', version: packageVersion(), extensions: SERVER_EXTENSIONS };
+/**
+ * Builds the server metadata answer; with `repository` (a model repository fills the registry),
+ * Triton's `model_repository` extension is listed too. @internal
+ */
+export function serverMetadata(repository = false): ServerMetadata {
+  return { name: 'microbatch', version: packageVersion(), extensions: repository ? [...SERVER_EXTENSIONS, 'model_repository'] : SERVER_EXTENSIONS };
 }
 
 /** Throws the `'not-found'` error for a request naming a version other than the served one. @internal */

@@ -178,6 +178,7 @@ test('none mode refuses load and unload with 503; a server without a repository 
   });
   expect((await call(port, 'POST', '/v2/repository/models/a/unload')).status).toBe(503);
   expect((await call(port, 'POST', '/v2/repository/index')).json()).toEqual([{ name: 'a', version: '1', state: 'READY', reason: '' }]);
+  expect((await call(port, 'GET', '/v2')).json().extensions).toEqual(['binary_tensor_data', 'model_configuration', 'statistics', 'model_repository']);
 
   const plain = createInferenceServer({ models: { a: core.model('a', undefined) }, stopModelsOnClose: false });
   const { port: p } = await plain.listen(0);
