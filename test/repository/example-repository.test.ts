@@ -12,6 +12,9 @@ const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the example is a plain CommonJS script
 const { assembleRepository } = require('../../examples/model-repository/assemble.js') as { assembleRepository(target: string): string };
 
+// Spawning the CLI from the sources (ts-node) and loading three models takes a while on a busy machine.
+const SLOW = 180_000;
+
 let dir: string;
 beforeAll(() => {
   dir = assembleRepository(mkdtempSync(join(tmpdir(), 'mb-example-repo-')));
@@ -25,9 +28,9 @@ async function serve(args: readonly string[]): Promise<{ port: number; stderr: (
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  const killer = setTimeout(() => child.kill('SIGKILL'), SLOW);
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  await waitFor(() => /listening on/.test(stdout) || child.exitCode !== null, 60_000, 'serve to listen');
+  await waitFor(() => /listening on/.test(stdout) || child.exitCode !== null, SLOW - 30_000, 'serve to listen');
   if (!/listening on/.test(stdout)) throw new Error(`serve exited with ${child.exitCode} before listening:\n${stderr}`);
   const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1]);
   return {
@@ -76,7 +79,7 @@ test('serve <dir>: both example models with their own batching, text-direction i
   } finally {
     expect(await s.stop()).toBe(0);
   }
-});
+}, SLOW);
 
 test('serve <dir> --model-control-mode explicit --load-model: only that model at start, the other on request', async () => {
   const s = await serve([dir, '--port', '0', '--threads', '1', '--model-control-mode', 'explicit', '--load-model', 'text-direction']);
@@ -94,4 +97,4 @@ test('serve <dir> --model-control-mode explicit --load-model: only that model at
   } finally {
     expect(await s.stop()).toBe(0);
   }
-});
+}, SLOW);
