@@ -28,7 +28,16 @@ export interface DecoderSettings {
   readonly maxTokens?: number;
 }
 
-/** The decoder settings of a config's `parameters`, or `undefined` when it names none of them. */
+/**
+ * The decoder settings of a config's `parameters`, or `undefined` when it names none of them;
+ * throws a `ConfigValueError` naming `file` for a malformed one.
+ *
+ * @example
+ * ```ts
+ * decoderSettings({ 'decoder.token': { string_value: 'token' }, 'decoder.logits': { string_value: 'logits' }, 'decoder.state': { string_value: 'state:next_state' } }, 'config.pbtxt');
+ * // { token: 'token', logits: 'logits', state: { state: 'next_state' } }
+ * ```
+ */
 export function decoderSettings(parameters: Readonly<Record<string, { string_value?: string }>>, file: string): DecoderSettings | undefined {
   const text = (key: string): string | undefined => parameters[key]?.string_value;
   if (!DECODER_PARAMETERS.some((k) => text(k) !== undefined)) return undefined;
@@ -78,6 +87,11 @@ export function decoderSettings(parameters: Readonly<Record<string, { string_val
  * `DecoderBatcher` built from `decoder`, and each new sequence's state made of zeros from the
  * model's own metadata (a state input `[N, ...]` starts as `[1, ...]`, a cache input
  * `[N, T, ...]` as `[1, 0, ...]`).
+ *
+ * @example
+ * ```ts
+ * const writer = await createDecoderHost('writer/1/model.onnx', { maxBatchSize: 16, name: 'writer' }, { token: 'token', logits: 'logits', state: { state: 'next_state' } });
+ * ```
  */
 export async function createDecoderHost(
   path: string,

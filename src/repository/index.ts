@@ -19,3 +19,5 @@ export type { ModelSettings, RepositoryHostDefaults, VersionPolicy } from './mod
 export { listModelFolders, listVersions, selectVersions } from './scan';
 export { versionedHost } from './versioned-host';
 export type { InferenceServable, RepositoryControl, RepositoryIndexEntry, RepositoryVersionInfo, Served, ServedState, ServingCore, ServingRegistry } from '../serving';
+export { createDecoderHost, DECODER_PARAMETERS, decoderSettings } from './decoder-host';
+export type { DecoderSettings } from './decoder-host';

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { readJsonConfig, readTextConfig, type ReadConfig } from './config-schema';
 import type { VersionPolicy } from './model-settings';
 
-/** The model folders of a repository: its immediate sub-folders, by name (hidden ones left out), sorted. */
+/**
+ * The model folders of a repository: its immediate sub-folders, by name (hidden ones left out), sorted.
+ *
+ * @example
+ * ```ts
+ * listModelFolders('models'); // ['text-direction', 'text-recognition']
+ * ```
+ */
 export function listModelFolders(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .filter((e) => (e.isDirectory() || (e.isSymbolicLink() && isDirectory(join(dir, e.name)))) && !e.name.startsWith('.'))
@@ -22,6 +29,11 @@ function isDirectory(path: string): boolean {
 /**
  * The version folders of a model folder, as numbers, ascending: names of decimal digits, where a
  * name longer than one digit may not start with `0` (Triton skips `01`; a lone `0` is version 0).
+ *
+ * @example
+ * ```ts
+ * listVersions('models/text-direction'); // [1, 2]
+ * ```
  */
 export function listVersions(modelDir: string): number[] {
   return readdirSync(modelDir, { withFileTypes: true })
