@@ -325,8 +325,13 @@ export class ModelRepository implements RepositoryControl {
       m.versions.set(v, version);
       if (old?.host !== undefined) void this.#retire(old.host);
     }
+    // A version leaving the policy goes; but while a version meant to replace it failed (a file
+    // still being copied in, say), one whose folder is still there keeps serving, as Triton keeps
+    // the old model on a failed reload. Its folder gone, it goes regardless.
+    const allServe = served.every((v) => m.versions.get(v)?.state === 'READY');
     for (const [v, version] of [...m.versions]) {
       if (served.includes(v)) continue;
+      if (!allServe && version.state === 'READY' && existsSync(join(dir, String(v)))) continue;
       m.versions.delete(v);
       if (version.host !== undefined) {
         this.#registry.remove(name, String(v));

@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { ModelHost } from '../../src/engine/model-host';
 import { createInferenceServer, type InferenceServer } from '../../src/http';
 import { ModelRepository } from '../../src/repository';
@@ -189,3 +191,30 @@ test('none mode refuses load and unload with 503; a server without a repository 
     await plain.close();
   }
 });
+
+test('poll mode over HTTP: a version folder added and another removed under a steady stream of requests, none failed', async () => {
+  repo.model('lin', [1]);
+  await serve({ modelControlMode: 'poll', pollIntervalMs: 50, retireAfterMs: 1000 });
+  const statuses = new Map<number, number>();
+  const versions = new Set<string>();
+  let running = true;
+  const client = async (): Promise<void> => {
+    while (running) {
+      const r = await call(port, 'POST', '/v2/models/lin/infer', { body: body() });
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status === 200) versions.add(r.json().model_version as string);
+    }
+  };
+  const clients = [client(), client(), client(), client()];
+  await waitFor(() => (statuses.get(200) ?? 0) > 20, 20_000, 'answers from version 1');
+  repo.version('lin', 2);
+  rmSync(join(repo.dir, 'lin', '1'), { recursive: true });
+  await waitFor(() => versions.has('2'), 30_000, 'answers from version 2');
+  const seen = statuses.get(200) ?? 0;
+  await waitFor(() => (statuses.get(200) ?? 0) > seen + 20, 20_000, 'more answers from version 2');
+  running = false;
+  await Promise.all(clients);
+  expect([...statuses.keys()]).toEqual([200]);
+  expect(versions).toEqual(new Set(['1', '2']));
+  expect((await call(port, 'GET', '/v2/models/lin')).json().versions).toEqual(['2']);
+}, 90_000);

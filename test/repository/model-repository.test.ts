@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRepository } from '../../src/repository';
 import { ServingRegistry, type InferenceServable } from '../../src/serving';
@@ -226,4 +226,20 @@ test('poll mode reads a broken config once per change: one error, not one per po
   ]);
   repo.model('bad', [], 'max_batch_size: 2 # fixed');
   await waitFor(() => registry.versions('bad').join() === '1', 10_000, 'the fixed model to load');
+});
+
+test('poll mode: a new version that fails to load leaves the version it was to replace serving, until it loads', async () => {
+  repo.model('a', [1]);
+  const r = open({ modelControlMode: 'poll', pollIntervalMs: 20 });
+  await r.start();
+  mkdirSync(join(repo.dir, 'a', '2'));
+  writeFileSync(join(repo.dir, 'a', '2', 'model.onnx'), 'half a file');
+  await r.poll();
+  expect(registry.versions('a')).toEqual(['1']);
+  expect(r.index()).toEqual([
+    { name: 'a', version: '1', state: 'READY', reason: '' },
+    { name: 'a', version: '2', state: 'UNAVAILABLE', reason: expect.stringContaining('model.onnx') },
+  ]);
+  repo.version('a', 2);
+  await waitFor(() => registry.versions('a').join() === '2', 10_000, 'version 2 to replace version 1');
 });
