@@ -60,11 +60,14 @@ export async function handleRepositoryRoute(req: IncomingMessage, res: ServerRes
   const parameters = body.parameters ?? {};
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) throw invalidArgument('invalid_body', `expected "parameters" to be an object, got ${describe(parameters)}`);
   // unload_dependents is Triton's (for ensembles); a repository of ONNX models has no dependents.
-  const known = m[3] === 'unload' ? ['unload_dependents'] : [];
+  // A load's `config` is a config in Triton's JSON form, for this load; `file:` contents are not taken.
+  const known = m[3] === 'unload' ? ['unload_dependents'] : ['config'];
   const unknown = Object.keys(parameters).filter((k) => !known.includes(k));
   if (unknown.length > 0) {
-    throw invalidArgument('unsupported_parameter', `${m[3]} takes ${known.length === 0 ? 'no parameters' : `only ${known.map((k) => `"${k}"`).join(', ')}`}; got ${unknown.map((k) => `"${k}"`).join(', ')} (a config override is not supported: edit the model's config file and load again)`);
+    throw invalidArgument('unsupported_parameter', `${m[3]} takes only ${known.map((k) => `"${k}"`).join(', ')} as parameters; got ${unknown.map((k) => `"${k}"`).join(', ')}`);
   }
-  await (m[3] === 'load' ? repository.load(name) : repository.unload(name));
+  const config = (parameters as { config?: unknown }).config;
+  if (config !== undefined && typeof config !== 'string') throw invalidArgument('invalid_body', `expected parameters.config to be a string holding the config as JSON, got ${describe(config)}`);
+  await (m[3] === 'load' ? repository.load(name, config === undefined ? {} : { config }) : repository.unload(name));
   return sendJson(res, 200, {});
 }

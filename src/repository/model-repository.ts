@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isError } from '../core/describe';
 import { createOnnxHost, type OnnxHostOptions } from '../onnx';
 import { ServingError, ServingRegistry, type InferenceServable, type RepositoryControl, type RepositoryIndexEntry, type ServingCore } from '../serving';
-import type { TritonModelConfig } from './config-schema';
+import { readJsonConfig, type TritonModelConfig } from './config-schema';
 import { configInForce, modelSettings, signatureMisfit, type ModelSettings, type RepositoryHostDefaults } from './model-settings';
 import { versionedHost } from './versioned-host';
 import { createDecoderHost } from './decoder-host';
@@ -60,6 +60,8 @@ interface Model {
   loaded: boolean;
   /** A failure of the model as a whole (its config), or `''`. */
   reason: string;
+  /** What the last load failed on (its config, or versions that did not load), or `''`: a load request answers with it. */
+  failed: string;
   state: 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING' | undefined;
   versions: Map<number, Version>;
   /** The files of the last load, to skip a load that would change nothing. */
@@ -153,13 +155,19 @@ export class ModelRepository implements RepositoryControl {
    * what they say. A loaded model whose files changed is reloaded (its old versions serve until the
    * new ones are ready); an unchanged one is left as it is. Resolves once loaded; a model that
    * fails to load is left UNAVAILABLE with the reason, and the promise rejects with it.
+   *
+   * @param options.config - a config in Triton's JSON form that replaces the model's config file
+   * for this load (Triton's load `config` parameter); the next load without it reads the file again.
+   * @default the model's config file
    */
-  async load(name: string): Promise<void> {
+  async load(name: string, options: { readonly config?: string } = {}): Promise<void> {
     this.#checkControl('load');
     this.#checkName(name);
-    await this.#run(name, () => this.#load(name, true));
+    if (options.config !== undefined && typeof options.config !== 'string') throw new ServingError('invalid-argument', 'bad_config', `a config override must be a string of JSON, got ${typeof options.config}`);
+    await this.#run(name, () => this.#load(name, true, options.config));
     const m = this.#models.get(name) as Model;
-    if (m.state !== 'READY') throw new ServingError('invalid-argument', 'load_failed', `load failed for model ${JSON.stringify(name)}: ${m.reason || this.#versionReasons(m)}`);
+    // A failed reload keeps the old versions serving, and still fails the request that asked for it.
+    if (m.state !== 'READY' || m.failed !== '') throw new ServingError('invalid-argument', 'load_failed', `load failed for model ${JSON.stringify(name)}: ${m.failed || this.#versionReasons(m)}`);
   }
 
   /** Unloads `name` (explicit mode only): its versions leave the registry, and each host answers its queued requests, then stops. */
@@ -222,7 +230,7 @@ export class ModelRepository implements RepositoryControl {
   #model(name: string): Model {
     let m = this.#models.get(name);
     if (m === undefined) {
-      m = { loaded: false, reason: '', state: undefined, versions: new Map(), fingerprint: undefined, queue: Promise.resolve() };
+      m = { loaded: false, reason: '', failed: '', state: undefined, versions: new Map(), fingerprint: undefined, queue: Promise.resolve() };
       this.#models.set(name, m);
     }
     return m;
@@ -251,7 +259,7 @@ export class ModelRepository implements RepositoryControl {
   }
 
   /** Loads or reloads `name`; without `force` (a poll) only when its files changed since the last try. */
-  async #load(name: string, force = false): Promise<void> {
+  async #load(name: string, force = false, override?: string): Promise<void> {
     const m = this.#model(name);
     const dir = join(this.dir, name);
     let stamp: string;
@@ -269,7 +277,7 @@ export class ModelRepository implements RepositoryControl {
     let config: TritonModelConfig;
     try {
       const file = configFile(dir);
-      const read = readConfigFile(file);
+      const read = override === undefined ? readConfigFile(file) : readJsonConfig(override, `the load request's config for "${name}"`);
       settings = modelSettings(read.config, file ?? join(dir, 'config.pbtxt'), name, this.#options.defaults);
       for (const w of [...read.warnings, ...settings.warnings]) this.#warnOnce(w);
       const selection = selectVersions(listVersions(dir), settings.versionPolicy);
@@ -281,12 +289,14 @@ export class ModelRepository implements RepositoryControl {
       config = read.config;
     } catch (e) {
       m.reason = isError(e) ? e.message : String(e);
+      m.failed = m.reason;
       // A failed reload keeps the versions serving; a first load leaves the model UNAVAILABLE.
       if (![...m.versions.values()].some((v) => v.state === 'READY')) m.state = 'UNAVAILABLE';
       this.#log('error', `microbatch repository: model "${name}" failed to load: ${m.reason}`);
       return;
     }
     m.reason = '';
+    const failures: string[] = [];
     const inForce = configInForce(config, settings);
     const made: Array<[number, Version]> = [];
     for (const v of served) {
@@ -313,6 +323,7 @@ export class ModelRepository implements RepositoryControl {
         made.push([v, { state: 'READY', reason: '', host: versionedHost(host, String(v), { servedVersions: () => this.#registry.versions(name), config: inForce }), key }]);
       } catch (e) {
         const reason = isError(e) ? e.message : String(e);
+        failures.push(`version ${v}: ${reason}`);
         this.#log('error', `microbatch repository: model "${name}" version ${v} failed to load: ${reason}`);
         // A version that serves keeps serving; one that never did is UNAVAILABLE.
         if (old?.state !== 'READY') m.versions.set(v, { state: 'UNAVAILABLE', reason });
@@ -339,6 +350,7 @@ export class ModelRepository implements RepositoryControl {
       }
     }
     m.state = [...m.versions.values()].some((v) => v.state === 'READY') ? 'READY' : 'UNAVAILABLE';
+    m.failed = failures.join('; ');
     // Each failed version has its own row and reason in the index; m.reason is the config's.
     if (m.state === 'READY') this.#log('info', `microbatch repository: model "${name}" serves version${served.length > 1 ? 's' : ''} ${served.join(', ')}`);
   }

@@ -30,8 +30,11 @@ export interface RepositoryIndexEntry {
 export interface RepositoryControl {
   /** Every model of the repository, loaded or not; with `ready`, the READY versions only. */
   index(options?: { readonly ready?: boolean }): RepositoryIndexEntry[];
-  /** Loads (or, when loaded and changed, reloads) a model; resolves once it serves. */
-  load(name: string): Promise<void>;
+  /**
+   * Loads (or, when loaded and changed, reloads) a model; resolves once it serves. `config` (a
+   * config in Triton's JSON form) replaces the model's config file for this load.
+   */
+  load(name: string, options?: { readonly config?: string }): Promise<void>;
   /** Unloads a model; resolves once its queued requests are answered and its hosts stopped. */
   unload(name: string): Promise<void>;
 }

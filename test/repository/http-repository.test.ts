@@ -155,7 +155,9 @@ test("the repository extension: index lists models never loaded, load and unload
 
   const errors: Array<[string, unknown, number, string, RegExp]> = [
     ['/v2/repository/models/nope/load', undefined, 404, 'model_not_found', /no model "nope" in the repository/],
-    ['/v2/repository/models/a/load', { parameters: { config: '{}' } }, 400, 'unsupported_parameter', /load takes no parameters; got "config" \(a config override is not supported/],
+    ['/v2/repository/models/a/load', { parameters: { 'file:1/model.onnx': 'AAAA' } }, 400, 'unsupported_parameter', /^load takes only "config" as parameters; got "file:1\/model.onnx"$/],
+    ['/v2/repository/models/a/load', { parameters: { config: { max_batch_size: 2 } } }, 400, 'invalid_body', /expected parameters.config to be a string holding the config as JSON/],
+    ['/v2/repository/models/a/load', { parameters: { config: '{"max_batch_size": 2,}' } }, 400, 'load_failed', /^load failed for model "a": the load request's config for "a":1:\d+: /],
     ['/v2/repository/models/a/unload', { parameters: [] }, 400, 'invalid_body', /expected "parameters" to be an object/],
     ['/v2/repository/index', { ready: 'yes' }, 400, 'invalid_body', /expected "ready" to be true or false, got "yes"/],
     ['/v2/repository/index', [1], 400, 'invalid_body', /expected the request body to be a JSON object/],
@@ -166,6 +168,13 @@ test("the repository extension: index lists models never loaded, load and unload
     expect({ path, status: r.status, code: r.json().code }).toEqual({ path, status, code });
     expect(r.json().error).toMatch(message);
   }
+  // A config override in Triton's JSON form, for this load only.
+  expect((await post('/v2/repository/models/a/load', { parameters: { config: JSON.stringify({ max_batch_size: 3 }) } })).status).toBe(200);
+  expect((await call(port, 'GET', '/v2/models/a/config')).json().max_batch_size).toBe(3);
+  // A reload that fails answers 400 and leaves the versions serving.
+  const failed = await post('/v2/repository/models/a/load', { parameters: { config: JSON.stringify({ platform: 'tensorrt_plan' }) } });
+  expect({ status: failed.status, code: failed.json().code }).toEqual({ status: 400, code: 'load_failed' });
+  expect((await call(port, 'POST', '/v2/models/a/infer', { body: body() })).status).toBe(200);
   const wrong = await call(port, 'GET', '/v2/repository/index');
   expect({ status: wrong.status, allow: wrong.headers.allow }).toEqual({ status: 405, allow: 'POST' });
 });
