@@ -121,6 +121,8 @@ export class ModelRepository implements RepositoryControl {
   async start(): Promise<void> {
     const wanted = this.mode === 'explicit' ? (this.#options.loadModels ?? []) : ['*'];
     const names = wanted.includes('*') ? listModelFolders(this.dir) : [...wanted];
+    // A model asked for by name must be there: a typo fails the start, as in Triton.
+    for (const name of names) this.#checkName(name);
     for (const name of names) this.#model(name);
     for (const name of listModelFolders(this.dir)) this.#model(name);
     // One after another, in name order: a registry lists models in the order they came, and

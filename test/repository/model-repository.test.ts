@@ -133,6 +133,11 @@ test('explicit mode: nothing loads until asked; load, index and unload as the ex
   await expect(none.unload('a')).rejects.toThrow(expect.objectContaining({ code: 'unavailable', reason: 'model_control_disabled' }));
 });
 
+test('explicit mode: a loadModels name the repository lacks fails the start, naming the models there', async () => {
+  repo.model('a', [1]);
+  await expect(open({ modelControlMode: 'explicit', loadModels: ['b'] }).start()).rejects.toThrow(`no model "b" in the repository ${repo.dir}; its models are "a"`);
+});
+
 test('explicit mode with loadModels loads those at start; a failed load rejects with the reason and leaves the model UNAVAILABLE', async () => {
   repo.model('a', [1]);
   repo.model('bad', [1], 'platform: "tensorrt_plan"');
