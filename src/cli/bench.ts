@@ -6,23 +6,25 @@ import type * as Ort from 'onnxruntime-node';
 import type { ModelDescription } from '../onnx';
 import { DTYPES, isTensorType } from '../tensor/dtypes';
 import { numberFlag, onePositional, parse, UsageError, type Options } from './args';
-import { recommend, type BatchTiming } from './recommend';
+import { predictionTable, recommend, type BatchTiming } from './recommend';
 import type { Io } from './io';
 
 /** The defaults of `bench`'s flags, which the help states and the parsing applies. @internal */
 export const BENCH_DEFAULTS = {
   'max-batch-size': 64,
   seconds: 10,
+  loads: '30,70,95',
 } as const;
 
 /** `microbatch bench --help`. */
 export const BENCH_HELP = `Usage: microbatch bench <model.onnx> [options]
 
 Measures the model's latency per batch size (1, 2, 4, ... up to --max-batch-size): a warm-up run,
-then repeated runs whose median is reported, with the cost per item. Prints a table and a
-recommended maxBatchSize (where the cost per item stops improving meaningfully) and maxDelayMs
-(0 unless batching makes an item at least 2x cheaper: the host already batches what arrives while
-the model runs, so a wait pays only then).
+then repeated runs whose median is reported, with the cost per item. Recommends maxBatchSize (where
+the cost per item stops improving meaningfully), then plays the measured run times through the
+real host on a simulated clock at each of --loads, for maxDelayMs 0, a quarter, half, one and two
+runs of a full batch and the adaptive policy; prints each one's predicted p50/p99 and recommends
+the one never far from the best p99 at any load (ties go to the simplest).
 Inputs are synthetic (random floats, zero integers); the model runs on this thread, unbatched by
 microbatch, so the numbers are the model's own.
 
@@ -32,6 +34,9 @@ Options:
   --threads N           onnxruntime intra-op threads                     (default: all cores)
   --dim NAME=SIZE       size of a symbolic non-batch dimension; repeat;
                         required for each one (bench refuses to guess)
+  --loads P,P,...       loads to predict at, in % of the full-batch throughput (default ${BENCH_DEFAULTS.loads})
+  --max-latency-ms MS   latency budget: the adaptive policy's target; answers
+                        past it are counted as late in the predictions  (default: none)
   -h, --help            show this help
 
 Example:
@@ -43,6 +48,8 @@ const OPTIONS: Options = {
   seconds: { type: 'string' },
   threads: { type: 'string' },
   dim: { type: 'string', multiple: true },
+  loads: { type: 'string' },
+  'max-latency-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -54,6 +61,16 @@ function parseDims(cmd: string, raw: unknown): Map<string, number> {
     out.set(m[1] as string, Number(m[2]));
   }
   return out;
+}
+
+/** `--loads 30,70,95` as fractions, or a {@link UsageError} naming what came. */
+export function parseLoads(cmd: string, raw: unknown): number[] {
+  const parts = String(raw).split(',').map((p) => p.trim());
+  const loads = parts.map(Number);
+  if (parts.length === 0 || loads.some((l) => !(l > 0 && l <= 200))) {
+    throw new UsageError(`${cmd}: --loads must be percentages of the full-batch throughput between 0 and 200, separated by commas (e.g. 30,70,95), got ${JSON.stringify(raw)}`);
+  }
+  return loads.map((l) => l / 100);
 }
 
 /**
@@ -135,6 +152,8 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
   const seconds = numberFlag(cmd, values, 'seconds', { min: 0.1, max: 3600 }) ?? BENCH_DEFAULTS.seconds;
   const threads = numberFlag(cmd, values, 'threads', { min: 1, max: 1024, integer: true });
   const dims = parseDims(cmd, values.dim);
+  const loads = parseLoads(cmd, values.loads ?? BENCH_DEFAULTS.loads);
+  const maxLatencyMs = numberFlag(cmd, values, 'max-latency-ms', { min: 0.001 });
   if (!existsSync(modelPath)) throw new UsageError(`${cmd}: no such model file: ${modelPath}`);
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
@@ -172,8 +191,12 @@ export async function bench(argv: readonly string[], io: Io): Promise<number> {
     const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
     const fmt = (r: readonly string[]): string => r.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
     io.out(`${fmt(head)}\n${rows.map(fmt).join('\n')}\n\n`);
-    const rec = recommend(timings);
-    io.out(`recommended: maxBatchSize ${rec.maxBatchSize}, maxDelayMs ${rec.maxDelayMs}\n  ${rec.why.join('\n  ')}\n`);
+    if (io.tty) io.status('  predicting latency per setting...');
+    const rec = await recommend(timings, { loads, ...(maxLatencyMs === undefined ? {} : { maxLatencyMs }) });
+    if (io.tty) io.status('');
+    io.out(`predicted latency (simulated host, measured run times, Poisson arrivals):\n${predictionTable(rec)}\n`);
+    const setting = rec.policy === 'adaptive' ? `policy 'adaptive'${maxLatencyMs === undefined ? '' : `, maxLatencyMs ${maxLatencyMs}`}` : `maxDelayMs ${rec.maxDelayMs}`;
+    io.out(`recommended: maxBatchSize ${rec.maxBatchSize}, ${setting}\n  ${rec.why.join('\n  ')}\n`);
     return 0;
   } finally {
     await session.release();

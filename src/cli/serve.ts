@@ -79,6 +79,7 @@ Options:
   --cors-origin ORIGIN  let pages from ORIGIN (https://app.example.com, or *) call the
                         server from a browser (CORS); repeat it or separate origins
                         with commas                                      (default ${D['cors-origin']})
+  --no-dashboard        do not serve the live dashboard (GET /dashboard: charts per model)
   -h, --help            show this help
 
 ${REPOSITORY_HELP}
@@ -108,6 +109,7 @@ const OPTIONS: Options = {
   watch: { type: 'boolean' },
   warmup: { type: 'boolean' },
   'cors-origin': { type: 'string', multiple: true },
+  'no-dashboard': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   ...REPOSITORY_OPTIONS,
 };
@@ -213,6 +215,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
     ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
+    dashboard: values['no-dashboard'] !== true,
     log,
   });
   const address = await server.listen(port, host);

@@ -63,9 +63,10 @@ export interface RequestEvent {
  * {@link RequestEvent}s on `request`; a transport publishes on `refused` a {@link RequestEvent}
  * (0 rows, outcome `'queue-full'`) for each request it refused before the host saw it (the HTTP
  * server's `limits.maxConcurrentRequests`), which the metric adapters and `/stats` count beside
- * the host's own.
+ * the host's own; a `GenerationHost` publishes on `sequence` the `SequenceEvent` of each ended
+ * `generate()` call (what `/dashboard` reads time to first token from).
  */
-export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request', refused: 'microbatch:refused' } as const;
+export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request', refused: 'microbatch:refused', sequence: 'microbatch:sequence' } as const;
 
 /**
  * Receives a host's reports. Every method is optional and is called synchronously on the host's

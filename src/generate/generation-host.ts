@@ -1,6 +1,8 @@
+import { channel } from 'node:diagnostics_channel';
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
 import { systemClock, type Clock } from '../core/clock';
+import { CHANNELS } from '../core/observer';
 import { describe, toError } from '../core/describe';
 import { QueueFullError } from '../core/errors';
 import { toExecutor, type BatchFunction, type Executor } from '../executors/executor';
@@ -11,9 +13,11 @@ import { warn } from '../engine/reporting';
 import { RequestState } from '../engine/request';
 import { RequestQueue } from '../engine/request-queue';
 import { abortedBefore, hostStopped, sequenceAborted, sequenceTimedOut, stepExecutorFailed, stoppedBefore } from '../engine/settle-errors';
-import type { GenerationObserver, SequenceOutcome } from './events';
+import type { GenerationObserver, SequenceEvent, SequenceOutcome } from './events';
 import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput, stepToken } from './options';
 import { TokenStream } from './token-stream';
+
+const sequenceChannel = channel(CHANNELS.sequence);
 
 /** A snapshot of a generation host's counters. */
 export interface GenerationStats {
@@ -372,23 +376,26 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     else s.stream.fail(error);
     this.#ended[outcome]++;
     const observer = this.#observer;
-    if (observer?.onSequence === undefined) return;
+    const publish = sequenceChannel.hasSubscribers;
+    if (observer?.onSequence === undefined && !publish) return;
     const now = this.#clock.now();
     const decodeMs = s.lastTokenAt - s.firstTokenAt;
+    const event: SequenceEvent = {
+      host: this.#o.name,
+      outcome,
+      promptTokens: s.prompt.length,
+      tokens: s.produced,
+      queueMs: (Number.isNaN(s.firstStepAt) ? now : s.firstStepAt) - s.createdAt,
+      timeToFirstTokenMs: s.firstTokenAt - s.createdAt,
+      totalMs: now - s.createdAt,
+      tokensPerSecond: s.produced >= 2 && decodeMs > 0 ? ((s.produced - 1) * 1000) / decodeMs : 0,
+    };
     try {
-      observer.onSequence({
-        host: this.#o.name,
-        outcome,
-        promptTokens: s.prompt.length,
-        tokens: s.produced,
-        queueMs: (Number.isNaN(s.firstStepAt) ? now : s.firstStepAt) - s.createdAt,
-        timeToFirstTokenMs: s.firstTokenAt - s.createdAt,
-        totalMs: now - s.createdAt,
-        tokensPerSecond: s.produced >= 2 && decodeMs > 0 ? ((s.produced - 1) * 1000) / decodeMs : 0,
-      });
+      observer?.onSequence?.(event);
     } catch (e) {
       warn('onSequence', e);
     }
+    if (publish) sequenceChannel.publish(event);
   }
 
   #report(sequences: number, joined: number, prefilling: number, tokens: number, finished: number, runMs: number, prefill: boolean): void {

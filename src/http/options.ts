@@ -78,6 +78,15 @@ export interface InferenceServerOptions extends ServingCoreOptions {
    * @example `corsOrigins: ['https://app.example.com', 'http://localhost:5173']`
    */
   corsOrigins?: readonly string[];
+  /**
+   * Serve the live dashboard at `GET /dashboard`: one page, per model requests/s, queue depth,
+   * the batch-size histogram, latency p50/p99, release reasons and refusals, updated every second
+   * over Server-Sent Events (`GET /dashboard/events`); see docs/observability.md. The hosts' events
+   * are listened to only while a page is open. `microbatch serve` turns it on (`--no-dashboard`).
+   * @default false
+   * @example `createInferenceServer({ models, dashboard: true })`
+   */
+  dashboard?: boolean;
 }
 
 /** Options of `close()`. */

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe } from '../core/describe';
 import { checkVersion, generatorMetadata, invalidArgument, modelConfig, modelMetadata, servedVersion, serverMetadata, ServingCore, shuttingDown } from '../serving';
 import { CorsPolicy } from './cors';
+import { dashboardOption } from './dashboard/handler';
 import { handleInfer } from './infer';
 import { HttpError, toHttpError } from './http-error';
 import { handleGenerate } from './generate';
@@ -109,6 +110,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     throw new TypeError('createInferenceServer: `metrics` must be a function returning Prometheus text, or an object with metrics() (a prom-client Registry)');
   }
 
+  const dashboard = dashboardOption('createInferenceServer', options.dashboard, { registry: core.registry, stats });
   const cors = options.corsOrigins === undefined ? undefined : new CorsPolicy('createInferenceServer', options.corsOrigins);
 
   let closing = false;
@@ -210,6 +212,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     // While closing, ask keep-alive clients not to reuse the connection, so it can end.
     if (closing) res.setHeader('Connection', 'close');
     if (cors?.handle(req, res) === true) return; // a preflight, answered
+    if (dashboard?.handle(req, res) === true) return;
     route(req, res).catch((e: unknown) => {
       const error = toHttpError(e, limits.retryAfterSeconds);
       logger.answer(error.status, error.code, `microbatch http: ${req.method} ${req.url} → ${error.status} ${error.code}: ${error.message}`, { method: req.method ?? '', path: req.url ?? '' });
@@ -242,6 +245,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
 
   async function doClose(drain: boolean, timeoutMs: number): Promise<void> {
     closing = true;
+    dashboard?.close(); // its streams never end by themselves
     const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     server.closeIdleConnections();
     if (drain) await whenIdle(timeoutMs);

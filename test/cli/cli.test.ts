@@ -152,10 +152,12 @@ test('bench: prints a table per batch size and a recommendation', async () => {
   const lines = stdout.trim().split('\n');
   expect(lines[0]).toMatch(/^batch\s+runs\s+median ms\s+ms\/item\s+items\/s\s+vs batch 1$/);
   expect(lines.slice(1, 5).map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual([1, 2, 4, 8]);
-  expect(stdout).toMatch(/recommended: maxBatchSize (1|2|4|8), maxDelayMs \d+(\.\d+)?\n/);
+  // Then each candidate's predicted latency at 30/70/95% load, and the one recommended.
+  expect(stdout).toMatch(/\npredicted latency \(simulated host, measured run times, Poisson arrivals\):\nsetting +30%: p50 \/ p99 ms +70%: p50 \/ p99 ms +95%: p50 \/ p99 ms\nmaxDelayMs 0 /);
+  expect(stdout).toMatch(/recommended: maxBatchSize (1|2|4|8), (maxDelayMs \d+(\.\d+)?|policy 'adaptive')\n/);
   // Progress goes to stderr, one line per batch size when not on a terminal.
   expect(stderr.match(/^ {2}batch +\d+ +\[\d\/4\]/gm)).toHaveLength(4);
-});
+}, 60_000); // the recommendation simulates 18 settings × loads: seconds on a busy machine
 
 test('bench: refuses to guess symbolic dims, and measures with --dim', async () => {
   const varLength = join(dir, 'var-length.onnx');
@@ -166,8 +168,8 @@ test('bench: refuses to guess symbolic dims, and measures with --dim', async () 
   expect(refused).toMatchObject({ code: 2, stdout: '' });
   expect(refused.stderr).toContain("microbatch bench: the model's inputs have symbolic dims L that bench cannot guess (X [N, L]); give each a realistic size: --dim L=SIZE");
   expect(measured.code).toBe(0);
-  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], maxDelayMs /m);
-});
+  expect(measured.stdout).toMatch(/^recommended: maxBatchSize [12], (maxDelayMs|policy) /m);
+}, 60_000);
 
 test('--help, --version, and usage errors (exit 2, with a message)', async () => {
   const [main, serveHelp, benchHelp, version, unknownFlag, badValue, missing, unknownCommand, noFile, badLevel, badFormat] = await Promise.all([

@@ -114,7 +114,7 @@ test('an abort mid-stream frees the slot; a factory that throws or makes no mode
   expect(missing.message).toMatch(/^createWorkerGenerationHost: cannot find the worker module "\.\/no\/such\.worker" \(ids resolve from /);
   await expect(createWorkerGenerationHost({ module: MODULE, maxBatchSize: 1, workers: 2 } as never)).rejects.toThrow(/^createWorkerGenerationHost: unknown option `workers`; the known options are `module`, /);
   await expect(createWorkerGenerationHost({ module: '', maxBatchSize: 1 })).rejects.toThrow(new TypeError('createWorkerGenerationHost: expected `module` to be a module path (a non-empty string), got "" (string)'));
-});
+}, 60_000); // three worker starts, each loading onnxruntime: many seconds on a loaded 2-core machine
 
 test("a sequence's own error crosses back as its class; a worker that dies fails the sequences in its step, and new ones start fresh on the replacement", async () => {
   const host = await createGenerationHost(MODULE, { export: 'fragile', maxBatchSize: 4, intraOpNumThreads: 1 });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeWith } from './describe-with';
 
 /**
  * A real redis-server for the tests, started on a free local port with persistence off, and
@@ -28,16 +29,7 @@ export function redisUnavailable(): string | undefined {
 
 /** `describe` when redis-server exists; under CI a missing server fails instead of skipping. */
 export function describeWithRedis(name: string, body: () => void): void {
-  const why = redisUnavailable();
-  if (why === undefined) {
-    describe(name, body);
-  } else if (process.env.CI === 'true') {
-    describe(name, () => test('redis-server is available', () => {
-      throw new Error(`${why}: CI must install it (.ci/run does)`);
-    }));
-  } else {
-    describe.skip(`${name} (skipped: ${why})`, body);
-  }
+  describeWith(name, redisUnavailable(), body);
 }
 
 async function freePort(): Promise<number> {
