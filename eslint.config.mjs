@@ -7,10 +7,12 @@ import tseslint from 'typescript-eslint';
  * folders on lower rows only; folders on one row (the transports and edges) do not import each
  * other: the HTTP, socket and Redis transports share what they need through lower rows (`serving`,
  * the protocol-neutral core; `remote`, whose root holds the wire format both remote transports
- * speak). `cli` is the outermost edge and may use the other edges. A folder given as `a/b` is its
+ * speak). `repository` (a Triton model repository) makes hosts with `onnx` and fills the
+ * `serving` registry, so it sits above the edges it uses; `cli` is the outermost edge and may use
+ * the other edges. A folder given as `a/b` is its
  * own zone inside `a`.
  */
-const LAYERS = [['core'], ['tensor'], ['batchers'], ['executors'], ['engine'], ['generate'], ['api'], ['serving'], ['remote'], ['http', 'grpc', 'remote/socket', 'remote/redis', 'onnx', 'observe'], ['cli']];
+const LAYERS = [['core'], ['tensor'], ['batchers'], ['executors'], ['engine'], ['generate'], ['api'], ['serving'], ['remote'], ['http', 'grpc', 'remote/socket', 'remote/redis', 'onnx', 'observe'], ['repository'], ['cli']];
 
 /**
  * Folders whose index.ts is their public entry (a package subpath, or the serving core a transport
@@ -18,7 +20,7 @@ const LAYERS = [['core'], ['tensor'], ['batchers'], ['executors'], ['engine'], [
  * `executors/worker` is left out on purpose: its index is what worker modules import, while the
  * host side (api, generate, onnx, remote) builds on its internals.
  */
-const ENTRY_FOLDERS = ['serving', 'http', 'grpc', 'onnx', 'remote/socket', 'remote/redis'];
+const ENTRY_FOLDERS = ['serving', 'http', 'grpc', 'onnx', 'remote/socket', 'remote/redis', 'repository'];
 
 export const UPWARD_IMPORT_MESSAGE = 'Imports point downward only (docs/architecture.md): this folder may not import from a higher layer or a sibling edge.';
 export const INTERNALS_MESSAGE = 'Import another folder through its entry file (its index.ts), not its internals.';

@@ -1,6 +1,7 @@
 /**
- * The `microbatch` command line: `microbatch serve <model.onnx>` serves a model over HTTP with
- * dynamic batching, `microbatch bench <model.onnx>` profiles it per batch size.
+ * The `microbatch` command line: `microbatch serve <model.onnx | dir>` serves a model (or a Triton
+ * model repository) over HTTP with dynamic batching, `microbatch bench <model.onnx>` profiles it
+ * per batch size.
  * @packageDocumentation
  */
 import { packageVersion } from '../core/package-version';
@@ -13,7 +14,8 @@ import { serve, SERVE_HELP } from './serve';
 export const MAIN_HELP = `Usage: microbatch <command> [options]
 
 Commands:
-  serve <model.onnx>   serve an ONNX model over HTTP with dynamic batching (KServe v2 protocol)
+  serve <model.onnx>   serve an ONNX model over HTTP with dynamic batching (KServe v2 protocol);
+                       serve <dir> serves a Triton model repository
   bench <model.onnx>   measure latency per batch size and recommend maxBatchSize / maxDelayMs
 
 Options:

@@ -13,6 +13,7 @@ import type { Io } from './io';
 import type { ServingHost } from '../onnx';
 import type { RedisReplica } from '../remote/redis';
 import { watchModelFile } from './watch-model';
+import { checkServeTarget, isRepositoryFolder, REPOSITORY_FLAG_DEFAULTS, REPOSITORY_HELP, REPOSITORY_OPTIONS, serveRepository } from './serve-repository';
 
 /**
  * The defaults of `serve`'s flags, which the help states and the parsing applies. A model option's
@@ -35,11 +36,13 @@ export const SERVE_DEFAULTS = {
   'log-format': 'text',
   'claim-idle-ms': 30_000,
   'cors-origin': 'none',
+  ...REPOSITORY_FLAG_DEFAULTS,
 } as const;
 const D = SERVE_DEFAULTS;
 
 /** `microbatch serve --help`. */
 export const SERVE_HELP = `Usage: microbatch serve <model.onnx> [options]
+       microbatch serve <model-repository-dir> [options]
 
 Serves an ONNX model over HTTP with dynamic batching: concurrent requests are merged into one
 model call. Open Inference Protocol (KServe v2 / Triton) JSON and binary tensors on
@@ -81,10 +84,12 @@ Options:
   --no-dashboard        do not serve the live dashboard (GET /dashboard: charts per model)
   -h, --help            show this help
 
+${REPOSITORY_HELP}
 Example:
   microbatch serve model.onnx --port 8080 --max-batch-size 32
   curl -s localhost:8080/v2/models/model
   microbatch serve model.onnx --redis redis://redis.internal:6379   # one replica of many
+  microbatch serve models/ --model-control-mode explicit --load-model classifier
 `;
 
 const OPTIONS: Options = {
@@ -109,6 +114,7 @@ const OPTIONS: Options = {
   'cors-origin': { type: 'string', multiple: true },
   'no-dashboard': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  ...REPOSITORY_OPTIONS,
 };
 
 /**
@@ -152,7 +158,9 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     io.out(SERVE_HELP);
     return 0;
   }
-  const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file)');
+  const modelPath = onePositional(cmd, positionals, 'model path (an .onnx file, or a model repository folder)');
+  const folder = isRepositoryFolder(modelPath);
+  checkServeTarget(cmd, values, folder);
   const port = numberFlag(cmd, values, 'port', { min: 0, max: 65535, integer: true }) ?? D.port;
   const grpcPort = numberFlag(cmd, values, 'grpc-port', { min: 0, max: 65535, integer: true });
   const maxBatchSize = numberFlag(cmd, values, 'max-batch-size', { min: 1, integer: true }) ?? D['max-batch-size'];
@@ -174,6 +182,12 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
   // answer without it; --log-level is checked against its levels.
   const http = await import('../http');
   const log = logOptions(cmd, values, io, http.LOG_LEVELS);
+  if (folder) {
+    const corsOrigins = await corsFlag(cmd, values['cors-origin']);
+    const metrics = loadMetrics(maxBatchSize);
+    const maxTimeoutMs = Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs);
+    return serveRepository(cmd, modelPath, values, { port, host, maxBatchSize, maxDelayMs, maxQueueSize, timeoutMs, maxBodyBytes, maxTimeoutMs, workers, threads, machine, log, corsOrigins, metrics }, io);
+  }
   const redisUrl = typeof values.redis === 'string' ? values.redis : undefined;
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);
   const claimIdleMs = numberFlag(cmd, values, 'claim-idle-ms', { min: 1 });

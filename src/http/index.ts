@@ -23,7 +23,7 @@ export type { CoreCloseOptions, ResolvedLimits, LogLevel, LogOption, LogOptions,
 export { KSERVE_DATATYPES, kserveDatatype } from '../serving';
 export type { KServeDatatype } from '../serving';
 export type { ModelMetadata, ServerMetadata, TensorMetadata } from '../serving';
-export type { ModelConfig, ModelConfigTensor } from '../serving';
+export type { ModelConfig, ModelConfigBatching, ModelConfigQueuePolicy, ModelConfigTensor, ModelConfigVersionPolicy } from '../serving';
 export type { BatchSizeStats, ModelStatistics, StatDuration } from '../serving';
 export { ServingError, toServingError } from '../serving';
 export type { GenerativeServable, InferenceServable, ServingErrorCode } from '../serving';

@@ -10,6 +10,7 @@ import { handleGenerate } from './generate';
 import type { CloseOptions, InferenceServerOptions, MetricsSource } from './options';
 import { sendError, sendJson, send } from './respond';
 import { matchRoute, type RouteName } from './routes';
+import { handleRepositoryRoute, isRepositoryPath } from './repository-routes';
 
 /** What {@link createInferenceServer} returns. */
 export interface InferenceServer {
@@ -77,6 +78,7 @@ async function readMetrics(source: MetricsSource): Promise<{ text: string; conte
  * | `GET /v2/models/{name}[/versions/{v}]/config` | Triton's model configuration (an extension) |
  * | `GET /v2/models/{name}[/versions/{v}]/stats` | Triton's statistics: counts, queue and compute time, per batch size (an extension) |
  * | `GET /v2/models` | the served models and their state (an extension) |
+ * | `POST /v2/repository/index`, `/v2/repository/models/{name}/load`, `.../unload` | Triton's model repository extension, for a core a `ModelRepository` fills (`microbatch serve <dir>`) |
  * | `GET /metrics` | Prometheus text from `metrics`, or 404 without it |
  *
  * Failures answer the protocol's `{ "error": "<message>" }` with a stable `code` beside it: 400
@@ -118,6 +120,8 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
   const retry = { 'Retry-After': String(limits.retryAfterSeconds) };
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (isRepositoryPath(path)) return handleRepositoryRoute(req, res, path, core.registry.repository, limits);
     const found = matchRoute(req.method ?? 'GET', req.url ?? '/');
     if (found.kind === 'not-found') throw new HttpError(404, 'not_found', `no route for ${req.method} ${found.path}; see GET /v2, /v2/models, /v2/health/live, /v2/health/ready, /metrics`);
     if (found.kind === 'bad-method') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${found.path}; use ${found.allow}`, { Allow: found.allow });
@@ -125,7 +129,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
     if (found.model !== '' && core.registry.kindOf(found.model) === 'generator') return routeGenerator(req, res, name, found.model, found.version);
     switch (name) {
       case 'server-metadata':
-        return sendJson(res, 200, serverMetadata());
+        return sendJson(res, 200, serverMetadata(core.registry.repository !== undefined));
       case 'live':
         return sendJson(res, 200, { live: true });
       case 'ready': {

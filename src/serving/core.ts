@@ -2,10 +2,9 @@ import { describe } from '../core/describe';
 import { invalidArgument, shuttingDown } from './errors';
 import { RequestGate, resolveLimits, type ResolvedLimits, type ServerLimits } from './limits';
 import { ServerLogger, type LogOption } from './logger';
-import { checkVersion } from './metadata';
 import { StatsCollector } from './model-stats';
 import { ServingRegistry, type Served } from './registry';
-import { servedVersion, type GenerativeServable, type GeneratorEntry, type InferenceServable, type Tokenizer } from './servables';
+import { type GenerativeServable, type GeneratorEntry, type InferenceServable, type Tokenizer } from './servables';
 
 /** Options of {@link createServingCore}. */
 export interface ServingCoreOptions {
@@ -40,6 +39,12 @@ export interface ServingCoreOptions {
    * @default true
    */
   stopModelsOnClose?: boolean;
+  /**
+   * Allow a core that starts with no model, because something fills its registry later: a model
+   * repository (`microbatch/repository`), which in explicit mode loads nothing until asked.
+   * @default false (a core without models is refused, as a mistake)
+   */
+  filledLater?: boolean;
 }
 
 /** Options of {@link ServingCore.close}. */
@@ -100,7 +105,7 @@ export class ServingCore {
     const models = options.models ?? {};
     const given = options.generators ?? {};
     if (typeof given !== 'object' || given === null) throw new TypeError(`${where}: expected \`generators\` to be an object { name: generationHost }, got ${describe(given)}`);
-    if (typeof models !== 'object' || models === null || Object.keys(models).length + Object.keys(given).length === 0) {
+    if (typeof models !== 'object' || models === null || (Object.keys(models).length + Object.keys(given).length === 0 && options.filledLater !== true)) {
       throw new TypeError(`${where}: expected \`models\` to be an object { name: host } with at least one model (or \`generators\` with one)`);
     }
     for (const name of Object.keys(given)) {
@@ -131,11 +136,11 @@ export class ServingCore {
    * loads or when it failed, `'invalid-argument'` for a generator's name.
    */
   model(name: string, version: string | undefined): InferenceServable {
-    const served = this.registry.get(name);
+    // The registry resolves the version: the one asked for, else the highest serving.
+    const served = this.registry.get(name, version);
     if (served.kind !== 'model') {
       throw invalidArgument('not_a_batching_model', `model ${JSON.stringify(name)} is a generative model: send its requests to its generate route (POST /v2/models/${name}/generate or /generate_stream; gRPC ModelStreamInfer)`);
     }
-    checkVersion(name, version, servedVersion(served.host));
     return served.host;
   }
 
@@ -145,18 +150,12 @@ export class ServingCore {
     if (kind === 'model') {
       throw invalidArgument('not_a_generator', `model ${JSON.stringify(name)} is not a generative model; send its requests to POST /v2/models/${name}/infer`);
     }
-    const served = this.registry.get(name) as Extract<Served, { kind: 'generator' }>;
-    checkVersion(name, version, servedVersion(served.host));
-    return served;
+    return this.registry.get(name, version) as Extract<Served, { kind: 'generator' }>;
   }
 
   /** Whether `name` (at `version`) can take requests now; throws `'not-found'` for an unknown name or version. */
   modelReady(name: string, version: string | undefined): boolean {
-    const state = this.registry.states()[name];
-    if (state === undefined) throw this.registry.notFound(name);
-    const served = this.registry.servedVersion(name);
-    if (served !== undefined) checkVersion(name, version, served);
-    return state === 'ready' && !this.#closing;
+    return this.registry.isReady(name, version) && !this.#closing;
   }
 
   /**

@@ -15,6 +15,7 @@ export type { FailureLevel, LogFields, LogLevel, LogOption, LogOptions } from '.
 export type { ServingErrorCode } from './errors';
 export { ServingRegistry } from './registry';
 export type { Served, ServedState } from './registry';
+export type { RepositoryControl, RepositoryIndexEntry, RepositoryVersionInfo } from './repository-control';
 export { DEFAULT_VERSION, servedVersion } from './servables';
 export type { GenerativeServable, GeneratorEntry, InferenceServable, Tokenizer } from './servables';
 export { DEFAULT_LIMITS, ownTimeout, RequestGate, requestTimeout, resolveLimits } from './limits';
@@ -34,6 +35,6 @@ export type { GenerateRequest } from './generate-request';
 export { checkVersion, DEFAULT_PLATFORM, GENERATION_PLATFORM, generatorMetadata, modelMetadata, SERVER_EXTENSIONS, serverMetadata } from './metadata';
 export type { ModelMetadata, ServerMetadata, TensorMetadata } from './metadata';
 export { modelConfig } from './model-config';
-export type { ModelConfig, ModelConfigTensor } from './model-config';
+export type { ModelConfig, ModelConfigBatching, ModelConfigQueuePolicy, ModelConfigTensor, ModelConfigVersionPolicy } from './model-config';
 export { StatsCollector } from './model-stats';
 export type { BatchSizeStats, ModelStatistics, StatDuration } from './model-stats';

@@ -3,6 +3,7 @@ import type { TensorSignature } from '../core/servable';
 import { ServingError } from './errors';
 import { packageVersion } from '../core/package-version';
 import { servedVersion, type InferenceServable } from './servables';
+import { repositoryInfo } from './repository-control';
 
 /** The protocol extensions `GET /v2` lists (Triton's names, for what this server implements). */
 export const SERVER_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'model_configuration', 'statistics'];
@@ -36,7 +37,7 @@ export interface TensorMetadata {
  */
 export interface ModelMetadata {
   readonly name: string;
-  /** The version the `versions/{v}` paths accept: the one serving now (`["1"]` before any reload). */
+  /** The versions the `versions/{v}` paths accept: the one serving now (`["1"]` before any reload), or every version a repository serves. */
   readonly versions: readonly string[];
   /** `<framework>_<format>`, e.g. `'onnxruntime_onnx'`. */
   readonly platform: string;
@@ -72,7 +73,7 @@ function tensor(t: TensorSignature): TensorMetadata {
 export function modelMetadata(name: string, host: InferenceServable): ModelMetadata {
   return {
     name,
-    versions: [servedVersion(host)],
+    versions: repositoryInfo(host)?.servedVersions() ?? [servedVersion(host)],
     platform: host.model.platform ?? DEFAULT_PLATFORM,
     max_batch_size: host.options?.maxBatchSize ?? null,
     inputs: host.model.inputs.map(tensor),
@@ -80,9 +81,12 @@ export function modelMetadata(name: string, host: InferenceServable): ModelMetad
   };
 }
 
-/** Builds the server metadata answer. @internal */
-export function serverMetadata(): ServerMetadata {
-  return { name: 'microbatch', version: packageVersion(), extensions: SERVER_EXTENSIONS };
+/**
+ * Builds the server metadata answer; with `repository` (a model repository fills the registry),
+ * Triton's `model_repository` extension is listed too. @internal
+ */
+export function serverMetadata(repository = false): ServerMetadata {
+  return { name: 'microbatch', version: packageVersion(), extensions: repository ? [...SERVER_EXTENSIONS, 'model_repository'] : SERVER_EXTENSIONS };
 }
 
 /** Throws the `'not-found'` error for a request naming a version other than the served one. @internal */
