@@ -53,6 +53,10 @@ export interface RepositoryServeContext {
   readonly log: LogOptions;
   readonly corsOrigins: readonly string[];
   readonly metrics: { observer: HostObserver; registry: MetricsSource } | undefined;
+  /** `--grpc-port`: also serve the core over gRPC. */
+  readonly grpcPort: number | undefined;
+  /** Not `--no-dashboard`. */
+  readonly dashboard: boolean;
 }
 
 /**
@@ -109,9 +113,17 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
   });
   await repository.start();
   if (mode === 'poll' && pollSecs === 0) await repository.close();
-  const server = createInferenceServer({ core, ...(ctx.metrics !== undefined ? { metrics: ctx.metrics.registry } : {}), ...(ctx.corsOrigins.length > 0 ? { corsOrigins: [...ctx.corsOrigins] } : {}) });
+  const server = createInferenceServer({
+    core,
+    dashboard: ctx.dashboard,
+    ...(ctx.metrics !== undefined ? { metrics: ctx.metrics.registry } : {}),
+    ...(ctx.corsOrigins.length > 0 ? { corsOrigins: [...ctx.corsOrigins] } : {}),
+  });
+  // The same core over gRPC too: its calls reach the repository's models and versions as HTTP's do.
+  const grpc = ctx.grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
   const address = await server.listen(ctx.port, ctx.host);
-  handleShutdownSignals([server, repository, core], { log: (line) => io.err(line) });
+  const grpcAddress = await grpc?.listen(ctx.grpcPort, ctx.host);
+  handleShutdownSignals(grpc === undefined ? [server, repository, core] : [server, grpc, repository, core], { log: (line) => io.err(line) });
   const rows = repository.index();
   const ready = rows.filter((r) => r.state === 'READY').map((r) => `${r.name}/${r.version}`);
   const failed = rows.filter((r) => r.state === 'UNAVAILABLE').map((r) => `${r.name}${r.version === undefined ? '' : `/${r.version}`}: ${r.reason}`);
@@ -121,5 +133,6 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
   );
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/repository/index lists the models)\n`);
+  if (grpcAddress !== undefined) io.out(`microbatch: listening for gRPC on ${shownHost}:${grpcAddress.port} (inference.GRPCInferenceService)\n`);
   return undefined;
 }

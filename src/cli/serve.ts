@@ -186,7 +186,8 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     const corsOrigins = await corsFlag(cmd, values['cors-origin']);
     const metrics = loadMetrics(maxBatchSize);
     const maxTimeoutMs = Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs);
-    return serveRepository(cmd, modelPath, values, { port, host, maxBatchSize, maxDelayMs, maxQueueSize, timeoutMs, maxBodyBytes, maxTimeoutMs, workers, threads, machine, log, corsOrigins, metrics }, io);
+    const dashboard = values['no-dashboard'] !== true;
+    return serveRepository(cmd, modelPath, values, { port, host, grpcPort, dashboard, maxBatchSize, maxDelayMs, maxQueueSize, timeoutMs, maxBodyBytes, maxTimeoutMs, workers, threads, machine, log, corsOrigins, metrics }, io);
   }
   const redisUrl = typeof values.redis === 'string' ? values.redis : undefined;
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { call } from '../http/helpers';
 import { waitFor } from '../support/wait-for';
+import { connect } from '../grpc/client';
 
 // examples/model-repository, assembled from the npm-shipped PaddleOCR models and served by the
 // `microbatch serve <dir>` command as a user runs it.
@@ -22,7 +23,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `microbatch serve` with `args` and resolves with its port and a stop() that SIGTERMs it and resolves with the exit code. */
-async function serve(args: readonly string[]): Promise<{ port: number; stderr: () => string; stop(): Promise<number | null> }> {
+async function serve(args: readonly string[]): Promise<{ port: number; stdout: () => string; stderr: () => string; stop(): Promise<number | null> }> {
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'microbatch.js'), 'serve', ...args], { cwd: ROOT, env: { ...process.env, MICROBATCH_CLI_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -35,6 +36,7 @@ async function serve(args: readonly string[]): Promise<{ port: number; stderr: (
   const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1]);
   return {
     port,
+    stdout: () => stdout,
     stderr: () => stderr,
     stop: async () => {
       child.kill('SIGTERM');
@@ -94,6 +96,30 @@ test('serve <dir> --model-control-mode explicit --load-model: only that model at
     expect((await call(s.port, 'POST', '/v2/models/text-recognition/infer', { body: image(64) })).status).toBe(200);
     expect((await call(s.port, 'POST', '/v2/repository/models/text-direction/unload')).status).toBe(200);
     expect((await call(s.port, 'GET', '/v2/models')).json()).toEqual({ models: [{ name: 'text-recognition', versions: ['1'], state: 'ready' }] });
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+}, SLOW);
+
+test('serve <dir> --grpc-port: the repository\'s models and versions over gRPC too, and the dashboard on by default', async () => {
+  const s = await serve([dir, '--port', '0', '--grpc-port', '0', '--threads', '1']);
+  try {
+    await waitFor(() => /listening for gRPC/.test(s.stdout()), 30_000, 'the gRPC listening line');
+    const grpcPort = Number(/listening for gRPC on 127\.0\.0\.1:(\d+)/.exec(s.stdout())?.[1]);
+    const client = connect(grpcPort);
+    try {
+      const pixels = Buffer.from(new Float32Array(3 * 48 * 192).fill(0.5).buffer);
+      for (const version of ['1', '2']) {
+        const res = await client.unary('ModelInfer', { model_name: 'text-direction', model_version: version, inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 3, 48, 192] }], raw_input_contents: [pixels] });
+        expect([res.model_name, res.model_version, res.outputs[0].name, res.outputs[0].shape.map(Number)]).toEqual(['text-direction', version, 'softmax_0.tmp_0', [1, 2]]);
+      }
+      // The highest version when none is named, as over HTTP.
+      expect((await client.unary('ModelMetadata', { name: 'text-direction' })).versions).toEqual(['1', '2']);
+    } finally {
+      client.close();
+    }
+    const page = await call(s.port, 'GET', '/dashboard/');
+    expect(page.status).toBe(200);
   } finally {
     expect(await s.stop()).toBe(0);
   }
