@@ -35,6 +35,14 @@ async function main() {
     message: 'microbatch/onnx needs the onnxruntime-node package, which is not installed. Install it next to microbatch: npm install onnxruntime-node',
   });
   assert.equal(typeof require('microbatch/http').createInferenceServer, 'function');
+  // gRPC's packages are optional peers: the entry loads, the server says what to install.
+  const fake = { name: 'm', model: { inputs: [], outputs: [] }, inference: async () => ({}), stop: async () => undefined };
+  assert.throws(() => require('microbatch/grpc').createGrpcServer({ models: { m: fake } }), {
+    message: 'microbatch/grpc needs the @grpc/grpc-js package, which is not installed. Install it next to microbatch: npm install @grpc/grpc-js',
+  });
+  assert.ok(require('fs').existsSync(require('microbatch/grpc').INFERENCE_PROTO), 'the service definition ships in the package');
+  const read = require('microbatch/repository').readTextConfig('name: "m"\nmax_batch_size: 8', 'config.pbtxt');
+  assert.equal(read.config.max_batch_size, 8, 'a Triton config.pbtxt reads in a consumer');
   // The subpaths of one concern each (the root keeps what the guides import from it).
   assert.equal(require('microbatch/batchers').ConcatBatcher, require('microbatch').ConcatBatcher);
   assert.equal(require('microbatch/policy').greedyPolicy, require('microbatch').greedyPolicy);
