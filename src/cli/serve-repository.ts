@@ -4,6 +4,7 @@ import type { LogOptions, MetricsSource } from '../http';
 import type { ModelControlMode } from '../repository';
 import { numberFlag, UsageError } from './args';
 import type { Io } from './io';
+import { DECODER_OPTIONS } from './serve-decoder';
 
 /** The flags of `serve <dir>` only, with their defaults (Triton's). @internal */
 export const REPOSITORY_FLAG_DEFAULTS = { 'model-control-mode': 'none', 'repository-poll-secs': 15 } as const;
@@ -65,7 +66,7 @@ export interface RepositoryServeContext {
  */
 export function checkServeTarget(cmd: string, values: Record<string, unknown>, folder: boolean): void {
   const given = (flags: readonly string[]): string[] => flags.filter((f) => values[f] !== undefined);
-  const wrong = folder ? given(['name', 'redis', 'claim-idle-ms', 'watch', 'warmup']) : given(Object.keys(REPOSITORY_OPTIONS));
+  const wrong = folder ? given(['name', 'redis', 'claim-idle-ms', 'watch', 'warmup', ...Object.keys(DECODER_OPTIONS)]) : given(Object.keys(REPOSITORY_OPTIONS));
   if (wrong.length > 0) {
     throw new UsageError(
       folder

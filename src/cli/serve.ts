@@ -13,6 +13,7 @@ import type { Io } from './io';
 import type { ServingHost } from '../onnx';
 import type { RedisReplica } from '../remote/redis';
 import { watchModelFile } from './watch-model';
+import { DECODER_HELP, DECODER_OPTIONS, serveDecoder, wantsDecoder } from './serve-decoder';
 import { checkServeTarget, isRepositoryFolder, REPOSITORY_FLAG_DEFAULTS, REPOSITORY_HELP, REPOSITORY_OPTIONS, serveRepository } from './serve-repository';
 
 /**
@@ -85,11 +86,14 @@ Options:
   -h, --help            show this help
 
 ${REPOSITORY_HELP}
+A decoder (a generative model called once per token) is served from its file with:
+${DECODER_HELP}
 Example:
   microbatch serve model.onnx --port 8080 --max-batch-size 32
   curl -s localhost:8080/v2/models/model
   microbatch serve model.onnx --redis redis://redis.internal:6379   # one replica of many
   microbatch serve models/ --model-control-mode explicit --load-model classifier
+  microbatch serve writer.onnx --decoder-token token --decoder-logits logits --decoder-state state:next_state
 `;
 
 const OPTIONS: Options = {
@@ -115,6 +119,7 @@ const OPTIONS: Options = {
   'no-dashboard': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   ...REPOSITORY_OPTIONS,
+  ...DECODER_OPTIONS,
 };
 
 /**
@@ -188,6 +193,11 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     const maxTimeoutMs = Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs);
     const dashboard = values['no-dashboard'] !== true;
     return serveRepository(cmd, modelPath, values, { port, host, grpcPort, dashboard, maxBatchSize, maxDelayMs, maxQueueSize, timeoutMs, maxBodyBytes, maxTimeoutMs, workers, threads, machine, log, corsOrigins, metrics }, io);
+  }
+  if (wantsDecoder(values)) {
+    const corsOrigins = await corsFlag(cmd, values['cors-origin']);
+    const ctx = { port, host, grpcPort, dashboard: values['no-dashboard'] !== true, name, maxBatchSize, maxQueueSize, timeoutMs, maxBodyBytes, threads, log, corsOrigins, metrics: loadMetrics(maxBatchSize) };
+    return serveDecoder(cmd, modelPath, values, ctx, io);
   }
   const redisUrl = typeof values.redis === 'string' ? values.redis : undefined;
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`${cmd}: --redis must be a redis:// or rediss:// URL`);

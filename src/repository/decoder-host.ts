@@ -30,7 +30,8 @@ export interface DecoderSettings {
 
 /**
  * The decoder settings of a config's `parameters`, or `undefined` when it names none of them;
- * throws a `ConfigValueError` naming `file` for a malformed one.
+ * throws a `ConfigValueError` naming `file` for a malformed one (`where` names a parameter in its
+ * messages: `microbatch serve`'s decoder flags name the flag).
  *
  * @example
  * ```ts
@@ -38,10 +39,13 @@ export interface DecoderSettings {
  * // { token: 'token', logits: 'logits', state: { state: 'next_state' } }
  * ```
  */
-export function decoderSettings(parameters: Readonly<Record<string, { string_value?: string }>>, file: string): DecoderSettings | undefined {
+export function decoderSettings(
+  parameters: Readonly<Record<string, { string_value?: string }>>,
+  file: string,
+  where: (key: string) => string = (key) => `${file}: parameters[${JSON.stringify(key)}]`,
+): DecoderSettings | undefined {
   const text = (key: string): string | undefined => parameters[key]?.string_value;
   if (!DECODER_PARAMETERS.some((k) => text(k) !== undefined)) return undefined;
-  const where = (key: string): string => `${file}: parameters[${JSON.stringify(key)}]`;
   const token = text('decoder.token');
   const logits = text('decoder.logits');
   if (token === undefined || token === '' || logits === undefined || logits === '') {

@@ -3,7 +3,6 @@
  * adapter on its host and `/metrics`, the dashboard on; and readers for what `/metrics` says.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,6 @@ import { createServingHost } from '../../src/onnx/serving-host';
 import { prometheusMetrics } from '../../src/observe/prometheus';
 import { call, jsonInputs } from '../http/helpers';
 import { linearModel } from '../support/onnx-models';
-import { waitFor } from '../support/wait-for';
 
 /** The linear model (4 in, 3 out) written to a temp folder for the file's tests; the path, once beforeAll ran. */
 export function useLinearModel(): () => string {
@@ -82,24 +80,4 @@ export function bucketed(bySize: ReadonlyArray<readonly [number, number]>, bound
   return bounds.map((le) => [le, bySize.filter(([size]) => le === '+Inf' || size <= Number(le)).reduce((n, [, c]) => n + c, 0)]);
 }
 
-const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
-
-/** A spawned `microbatch serve` (from the sources, as cli.test.ts runs it) and its port once it listens. */
-export async function spawnServe(args: readonly string[]): Promise<{ port: number; stop(): Promise<number | null> }> {
-  const root = join(__dirname, '..', '..');
-  const child = spawn(process.execPath, [join(root, 'bin', 'microbatch.js'), 'serve', ...args, '--port', '0'], { cwd: root, env: { ...process.env, MICROBATCH_CLI_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (c: Buffer) => (output.stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output.stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  await waitFor(() => LISTENING.test(output.stdout) || child.exitCode !== null, 30_000, 'microbatch serve to listen');
-  const port = Number(LISTENING.exec(output.stdout)?.[1]);
-  if (!(port > 0)) throw new Error(`microbatch serve exited with ${child.exitCode} before listening:\n${output.stderr}`);
-  return {
-    port,
-    stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
+export { spawnServe } from '../support/spawn-serve';
