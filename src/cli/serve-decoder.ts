@@ -1,8 +1,8 @@
 import { basename, resolve } from 'node:path';
-import type { HostObserver } from '../core/observer';
-import type { LogOptions, MetricsSource } from '../http';
+import type { LogOptions } from '../http';
 import { UsageError, numberFlag, type Options } from './args';
 import type { Io } from './io';
+import { listenOnTransports, type TransportFlags } from './serve-transports';
 
 /** The flags that make `serve <model.onnx>` serve a decoder, and the config parameter each stands for. @internal */
 const DECODER_FLAGS = {
@@ -29,11 +29,7 @@ export const DECODER_HELP = `  --decoder-token NAME  serve a decoder (one token 
 `;
 
 /** What `serve` resolved before handing a decoder over. @internal */
-export interface DecoderServeContext {
-  readonly port: number;
-  readonly host: string;
-  readonly grpcPort: number | undefined;
-  readonly dashboard: boolean;
+export interface DecoderServeContext extends TransportFlags {
   readonly name: string | undefined;
   readonly maxBatchSize: number;
   readonly maxQueueSize: number;
@@ -41,8 +37,6 @@ export interface DecoderServeContext {
   readonly maxBodyBytes: number | undefined;
   readonly threads: number;
   readonly log: LogOptions;
-  readonly corsOrigins: readonly string[];
-  readonly metrics: { observer: HostObserver; registry: MetricsSource } | undefined;
 }
 
 /** True when any decoder flag was given: `serve <model.onnx>` then serves a decoder. @internal */
@@ -75,20 +69,15 @@ export async function serveDecoder(cmd: string, modelPath: string, values: Recor
   }
   const name = ctx.name ?? basename(resolve(modelPath)).replace(/\.onnx$/i, '');
   const generator = await createDecoderHost(modelPath, { maxBatchSize: ctx.maxBatchSize, name, maxQueueSize: ctx.maxQueueSize, timeoutMs: ctx.timeoutMs, threads: ctx.threads }, settings as NonNullable<typeof settings>);
-  const { createInferenceServer, createServingCore, handleShutdownSignals } = await import('../http');
+  const { createServingCore, handleShutdownSignals } = await import('../http');
   const core = createServingCore({
     generators: { [name]: generator },
     limits: { timeoutMs: ctx.timeoutMs, ...(ctx.maxBodyBytes !== undefined ? { maxBodyBytes: ctx.maxBodyBytes } : {}) },
     log: ctx.log,
   });
-  const server = createInferenceServer({ core, dashboard: ctx.dashboard, ...(ctx.metrics !== undefined ? { metrics: ctx.metrics.registry } : {}), ...(ctx.corsOrigins.length > 0 ? { corsOrigins: [...ctx.corsOrigins] } : {}) });
-  const grpc = ctx.grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
-  const address = await server.listen(ctx.port, ctx.host);
-  const grpcAddress = await grpc?.listen(ctx.grpcPort, ctx.host);
-  handleShutdownSignals(grpc === undefined ? [server, core] : [server, grpc, core], { log: (line) => io.err(line) });
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const listening = await listenOnTransports(core, ctx);
+  handleShutdownSignals([...listening.servers, core], { log: (line) => io.err(line) });
   io.err(`microbatch: decoder "${name}" (token ${settings?.token}, logits ${settings?.logits}) on the main thread × ${ctx.threads} thread${ctx.threads > 1 ? 's' : ''}, maxBatchSize ${ctx.maxBatchSize} sequences`);
-  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(name)}/generate_stream)\n`);
-  if (grpcAddress !== undefined) io.out(`microbatch: listening for gRPC on ${shownHost}:${grpcAddress.port} (inference.GRPCInferenceService/ModelStreamInfer, model_name "${name}")\n`);
+  listening.announce(io, `(POST /v2/models/${encodeURIComponent(name)}/generate_stream)`, `(inference.GRPCInferenceService/ModelStreamInfer, model_name "${name}")`);
   return undefined;
 }

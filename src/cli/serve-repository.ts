@@ -5,6 +5,7 @@ import type { ModelControlMode } from '../repository';
 import { numberFlag, UsageError } from './args';
 import type { Io } from './io';
 import { DECODER_OPTIONS } from './serve-decoder';
+import { listenOnTransports, type TransportFlags } from './serve-transports';
 
 /** The flags of `serve <dir>` only, with their defaults (Triton's). @internal */
 export const REPOSITORY_FLAG_DEFAULTS = { 'model-control-mode': 'none', 'repository-poll-secs': 15 } as const;
@@ -39,9 +40,7 @@ export function isRepositoryFolder(path: string): boolean {
 }
 
 /** What `serve` has worked out from the shared flags, for a repository's models and server. @internal */
-export interface RepositoryServeContext {
-  readonly port: number;
-  readonly host: string;
+export interface RepositoryServeContext extends TransportFlags {
   readonly maxBatchSize: number;
   readonly maxDelayMs: number;
   readonly maxQueueSize: number;
@@ -52,12 +51,7 @@ export interface RepositoryServeContext {
   readonly threads: number;
   readonly machine: 'shared' | 'dedicated';
   readonly log: LogOptions;
-  readonly corsOrigins: readonly string[];
   readonly metrics: { observer: HostObserver; registry: MetricsSource } | undefined;
-  /** `--grpc-port`: also serve the core over gRPC. */
-  readonly grpcPort: number | undefined;
-  /** Not `--no-dashboard`. */
-  readonly dashboard: boolean;
 }
 
 /**
@@ -88,7 +82,7 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
   if (pollSecs !== undefined && mode !== 'poll') throw new UsageError(`${cmd}: --repository-poll-secs needs --model-control-mode poll`);
 
   const { ModelRepository } = await import('../repository');
-  const { createInferenceServer, createServingCore, handleShutdownSignals } = await import('../http');
+  const { createServingCore, handleShutdownSignals } = await import('../http');
   // Room for a full queue plus a running batch per worker of every model.
   const core = createServingCore({
     filledLater: true,
@@ -114,17 +108,9 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
   });
   await repository.start();
   if (mode === 'poll' && pollSecs === 0) await repository.close();
-  const server = createInferenceServer({
-    core,
-    dashboard: ctx.dashboard,
-    ...(ctx.metrics !== undefined ? { metrics: ctx.metrics.registry } : {}),
-    ...(ctx.corsOrigins.length > 0 ? { corsOrigins: [...ctx.corsOrigins] } : {}),
-  });
   // The same core over gRPC too: its calls reach the repository's models and versions as HTTP's do.
-  const grpc = ctx.grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
-  const address = await server.listen(ctx.port, ctx.host);
-  const grpcAddress = await grpc?.listen(ctx.grpcPort, ctx.host);
-  handleShutdownSignals(grpc === undefined ? [server, repository, core] : [server, grpc, repository, core], { log: (line) => io.err(line) });
+  const listening = await listenOnTransports(core, ctx);
+  handleShutdownSignals([...listening.servers, repository, core], { log: (line) => io.err(line) });
   const rows = repository.index();
   const ready = rows.filter((r) => r.state === 'READY').map((r) => `${r.name}/${r.version}`);
   const failed = rows.filter((r) => r.state === 'UNAVAILABLE').map((r) => `${r.name}${r.version === undefined ? '' : `/${r.version}`}: ${r.reason}`);
@@ -132,8 +118,6 @@ export async function serveRepository(cmd: string, dir: string, values: Record<s
     `microbatch: model repository ${repository.dir} (${mode} mode): serving ${ready.length === 0 ? 'no model yet' : ready.join(', ')}` +
       `${failed.length === 0 ? '' : `; not loaded: ${failed.join('; ')}`}${ctx.metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/repository/index lists the models)\n`);
-  if (grpcAddress !== undefined) io.out(`microbatch: listening for gRPC on ${shownHost}:${grpcAddress.port} (inference.GRPCInferenceService)\n`);
+  listening.announce(io, '(POST /v2/repository/index lists the models)', '(inference.GRPCInferenceService)');
   return undefined;
 }

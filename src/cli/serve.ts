@@ -13,6 +13,7 @@ import type { Io } from './io';
 import type { ServingHost } from '../onnx';
 import type { RedisReplica } from '../remote/redis';
 import { watchModelFile } from './watch-model';
+import { listenOnTransports } from './serve-transports';
 import { DECODER_HELP, DECODER_OPTIONS, serveDecoder, wantsDecoder } from './serve-decoder';
 import { checkServeTarget, isRepositoryFolder, REPOSITORY_FLAG_DEFAULTS, REPOSITORY_HELP, REPOSITORY_OPTIONS, serveRepository } from './serve-repository';
 
@@ -207,7 +208,7 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
 
   // Loaded only now, so that --help and usage errors answer without loading onnxruntime.
   const { createOnnxHost } = await import('../onnx');
-  const { createInferenceServer, handleShutdownSignals } = http;
+  const { handleShutdownSignals } = http;
   const metrics = loadMetrics(maxBatchSize);
   const model = await createOnnxHost(modelPath, {
     maxBatchSize,
@@ -231,34 +232,23 @@ export async function serve(argv: readonly string[], io: Io): Promise<number | u
     limits: { timeoutMs, maxTimeoutMs: Math.max(timeoutMs, DEFAULT_LIMITS.maxTimeoutMs), maxConcurrentRequests, ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}) },
     log,
   });
-  const server = createInferenceServer({
-    core,
-    ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
-    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
-    dashboard: values['no-dashboard'] !== true,
-  });
-  // Made before either listens: without @grpc/grpc-js, --grpc-port fails before anything is served.
-  const grpc = grpcPort === undefined ? undefined : (await import('../grpc')).createGrpcServer({ core });
-  const address = await server.listen(port, host);
-  const grpcAddress = await grpc?.listen(grpcPort, host);
+  const listening = await listenOnTransports(core, { port, host, grpcPort, dashboard: values['no-dashboard'] !== true, corsOrigins, metrics });
   // A replica stops pulling and answers what it holds before the server drains and stops the model.
   const replica = redisUrl === undefined ? undefined : await startReplica(model, redisUrl, claimIdleMs, io);
   const watching = values.watch === true ? await watchModelFile(model.modelPath, model, (line) => io.err(line)) : undefined;
-  handleShutdownSignals(grpc === undefined ? [server, core] : [server, grpc, core], {
+  handleShutdownSignals([...listening.servers, core], {
     log: (line) => io.err(line),
     beforeClose: async () => {
       await watching?.close();
       await replica?.close();
     },
   });
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   io.err(
     `microbatch: model "${model.name}" (${model.model.inputs.map((t) => `${t.name} ${t.dtype}[${t.dims.join(',')}]`).join(', ')}) ` +
       `on ${workers === 0 ? 'the main thread' : `${workers} worker${workers > 1 ? 's' : ''}`} × ${threads} thread${threads > 1 ? 's' : ''}${machine === 'dedicated' ? ' (dedicated: spinning)' : ''}, ` +
       `maxBatchSize ${maxBatchSize}, maxDelayMs ${maxDelayMs}, maxQueueSize ${maxQueueSize}${watching === undefined ? '' : '; watching the file for new versions'}${metrics === undefined ? '; /metrics is off: install prom-client (npm install prom-client) to enable it' : ''}`,
   );
-  io.out(`microbatch: listening on http://${shownHost}:${address.port} (POST /v2/models/${encodeURIComponent(model.name)}/infer)\n`);
-  if (grpcAddress !== undefined) io.out(`microbatch: listening for gRPC on ${shownHost}:${grpcAddress.port} (inference.GRPCInferenceService/ModelInfer, model_name "${model.name}")\n`);
+  listening.announce(io, `(POST /v2/models/${encodeURIComponent(model.name)}/infer)`, `(inference.GRPCInferenceService/ModelInfer, model_name "${model.name}")`);
   return undefined;
 }
 
