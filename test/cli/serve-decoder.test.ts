@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args';
 import { serve, SERVE_HELP } from '../../src/cli/serve';
-import { greedy, recurrentDecoderModel, recurrentDecoderReference } from '../../examples/support/decoder-models';
+import { recurrentDecoderModel } from '../../examples/support/decoder-models';
+import { recurrentAlone } from '../support/greedy-alone';
 import { call } from '../http/helpers';
 import { spawnServe } from '../support/spawn-serve';
 
@@ -43,16 +44,7 @@ test('serve decoder.onnx --decoder-*: tokens stream over /generate_stream as the
     expect(s.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(POST \/v2\/models\/writer\/generate_stream\)/);
     expect(s.stderr()).toContain('microbatch: decoder "writer" (token token, logits logits)');
     const port = s.port;
-    const ref = recurrentDecoderReference();
-    let state: Float32Array = new Float32Array(8);
-    let token = 5;
-    const expected: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const out = ref.step(token, state);
-      state = out.state;
-      token = greedy(out.logits);
-      expected.push(token);
-    }
+    const expected = recurrentAlone([5], 4); // greedy decoding of the prompt alone, on the model's JS reference
     const r = await call(port, 'POST', '/v2/models/writer/generate', { body: { input_ids: [5] } });
     expect(r.json()).toMatchObject({ model_name: 'writer', output_ids: expected });
     expect((await call(port, 'GET', '/v2/models/writer')).status).toBe(200);

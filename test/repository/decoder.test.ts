@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { createInferenceServer, type InferenceServer } from '../../src/http';
 import { ConfigValueError, ModelRepository, modelSettings, readTextConfig } from '../../src/repository';
 import { createServingCore, type ServingCore } from '../../src/serving';
-import { greedy, recurrentDecoderModel, recurrentDecoderReference } from '../../examples/support/decoder-models';
+import { recurrentDecoderModel } from '../../examples/support/decoder-models';
+import { recurrentAlone } from '../support/greedy-alone';
 import { call } from '../http/helpers';
 import { tempRepository, TEST_DEFAULTS } from './helpers';
 
@@ -48,16 +49,7 @@ test('a decoder in the repository streams its tokens over /generate_stream, as t
   server = createInferenceServer({ core });
   const { port } = await server.listen(0);
 
-  const ref = recurrentDecoderReference();
-  let state: Float32Array = new Float32Array(8);
-  let token = 5;
-  const expected: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const out = ref.step(token, state);
-    state = out.state;
-    token = greedy(out.logits);
-    expected.push(token);
-  }
+  const expected = recurrentAlone([5], 5); // greedy decoding of the prompt alone, on the model's JS reference
   const r = await call(port, 'POST', '/v2/models/writer/generate_stream', { body: { input_ids: [5] } });
   expect(r.status).toBe(200);
   const got = events(r.text);
