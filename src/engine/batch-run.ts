@@ -38,9 +38,11 @@ export interface ReleasedBatch<In> {
  * {@link Settlement} (its slots, counters and the ways to settle).
  * @internal
  */
-export function runBatch<In, Out>(settlement: Settlement<In, Out>, batch: ReleasedBatch<In>, reason: ReleaseReason): void {
+export function runBatch<In, Out>(settlement: Settlement<In, Out>, batch: ReleasedBatch<In>, reason: ReleaseReason, ahead = false): void {
   const o = settlement.options;
   const startedAt = o.clock.now();
+  // Sent ahead of a free slot, the batch waits in its executor first: that wait is not the model's.
+  const aheadStart = ahead ? settlement.waitAhead() : undefined;
   const items = batch.start(startedAt);
   const rows = batch.rows;
   const token = settlement.started(batch.length, rows);
@@ -86,7 +88,9 @@ export function runBatch<In, Out>(settlement: Settlement<In, Out>, batch: Releas
       // Read before settling: settling clears each request's context.
       const contexts = reporter.captures ? Array.from({ length: batch.length }, (_, i) => batch.context(i)) : EMPTY;
       const succeeded = settlement.settle(batch, result.results);
-      o.policy.observe?.({ rows, requests: batch.length, runMs: result.runMs, ok: result.modelCalls > 0 });
+      const waitedMs = aheadStart === undefined || Number.isNaN(aheadStart.at) ? 0 : Math.max(0, aheadStart.at - startedAt - result.mergeMs);
+      const runMs = Math.max(0, result.runMs - waitedMs);
+      o.policy.observe?.({ rows, requests: batch.length, runMs, ok: result.modelCalls > 0 });
       if (reportBatch) {
         let waitSum = 0;
         let oldest = Infinity;
@@ -103,7 +107,7 @@ export function runBatch<In, Out>(settlement: Settlement<In, Out>, batch: Releas
           queueWaitOldestMs: startedAt - oldest,
           queueWaitMeanMs: waitSum / batch.length,
           mergeMs: result.mergeMs,
-          runMs: result.runMs,
+          runMs,
           splitMs: result.splitMs,
           modelCalls: result.modelCalls,
           paddingWaste: result.padding,

@@ -370,7 +370,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * not a timer: a lone request still starts without measurable delay.
    */
   #schedule(): void {
-    if (this.#flushScheduled || this.#s.inFlight >= this.#o.maxConcurrentBatches || this.#queued() === 0) return;
+    if (this.#flushScheduled || this.#queued() === 0 || (this.#s.inFlight >= this.#o.maxConcurrentBatches && !this.#canGoAhead())) return;
     this.#flushScheduled = true;
     // The callback only queues a nextTick, so this promise does not reject.
     void resolved.then(this.#scheduleFlushBound);
@@ -406,6 +406,26 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (batch.length === 0) return; // everything waiting was just shed
       runBatch(s, new RequestBatch(batch), decision.reason);
     }
+    while (this.#canGoAhead()) {
+      if (lane.size > 0) runBatch(s, lane.take(o.maxBatchSize), 'full', true);
+      else runBatch(s, new RequestBatch(queue.take(o.maxBatchSize)), 'full', true);
+    }
+  }
+
+  /**
+   * Whether a full batch may go to the executor ahead of a free slot: the executor holds batches
+   * ahead (`Executor.batchesAhead`), a full batch waits, and the policy is the window policy
+   * without priority levels, which releases a full batch the moment a slot frees anyway (so
+   * nothing but the time the model waited for the host changes). Other policies plan with the
+   * slots they see, a later request of a higher level could have gone first, and a host-side
+   * `batchTimeoutMs` would count the wait behind the running batch.
+   */
+  #canGoAhead(): boolean {
+    const o = this.#o;
+    const s = this.#s;
+    if (s.inFlight < o.maxConcurrentBatches || o.policy !== greedyPolicy || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || this.#life.draining) return false;
+    const ahead = this.#model.executors.current.batchesAhead ?? 0;
+    return s.inFlight < o.maxConcurrentBatches + ahead && this.#queue.rows + this.#lane.size >= o.maxBatchSize;
   }
 
   /**

@@ -16,6 +16,11 @@ import { StatsCounters } from './stats';
 /** How a request ended, when it did not get a value (`'queue-full'` is a refusal, never a settlement). */
 export type Failure = Exclude<RequestOutcome, 'ok' | 'queue-full'>;
 
+/** When a batch sent ahead started running in its executor (`NaN` until then). @internal */
+export interface AheadStart {
+  at: number;
+}
+
 /** What the settlement tells its host. @internal */
 export interface SettlementHooks {
   /** A batch slot is free again; `blockedLoop` says the batch held the event loop. */
@@ -38,6 +43,8 @@ export class Settlement<In, Out> {
   /** Requests in running batches. */
   runningRequests = 0;
   readonly stats = new StatsCounters();
+  /** Batches sent ahead (see `Executor.batchesAhead`) whose executor has not started them yet, oldest first. */
+  readonly #waitingAhead: AheadStart[] = [];
   readonly pipeline: PipelineConfig<In, Out, unknown, unknown>;
 
   /** @param options - the host's current options (the host replaces them on `configure()`). */
@@ -88,8 +95,21 @@ export class Settlement<In, Out> {
     return this.executors.begin();
   }
 
+  /**
+   * A batch goes to the executor ahead of a free slot: the returned record learns when the
+   * executor starts it (when the next batch before it ends), so that its run time is the model's.
+   */
+  waitAhead(): AheadStart {
+    const start: AheadStart = { at: Number.NaN };
+    this.#waitingAhead.push(start);
+    return start;
+  }
+
   /** A batch is over (answered, or given up on by `batchTimeoutMs`): free its slot. */
   finished(requests: number, blockedLoop: boolean, token: unknown): void {
+    // The executor runs what waits ahead in order: the oldest starts in the place this one left.
+    const next = this.#waitingAhead.shift();
+    if (next !== undefined) next.at = this.options.clock.now();
     this.runningRequests -= requests;
     this.executors.end(token);
     this.give(blockedLoop);

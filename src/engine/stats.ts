@@ -5,9 +5,9 @@ import type { CacheStats } from './response-cache';
 export interface HostStats {
   /** Requests waiting in the queue. */
   readonly queued: number;
-  /** Requests in batches that are running now. */
+  /** Requests in batches that are running now (or sent ahead to an executor that holds them: see `Executor.batchesAhead`). */
   readonly running: number;
-  /** Batches running now. */
+  /** Batches running now, counting those sent ahead to the executor. */
   readonly runningBatches: number;
   /** Batches released so far. */
   readonly batches: number;

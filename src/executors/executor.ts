@@ -35,6 +35,15 @@ export interface Executor<Batch, BatchOut> {
    * @default []
    */
   readonly reloadOptionKeys?: readonly string[];
+  /**
+   * How many batches beyond the ones it runs at once this executor holds, in order, and starts the
+   * moment a running one ends (a worker pool queues them). A host under the window policy then
+   * hands it the next batch while one runs, once that batch is full and could not grow by waiting,
+   * so the model does not wait for the host between batches. An executor that would run such a
+   * batch at once instead (a plain function) must leave it out.
+   * @default 0
+   */
+  readonly batchesAhead?: number;
 }
 
 /**

@@ -92,6 +92,14 @@ export class WorkerExecutor<Batch = unknown, BatchOut = unknown> implements Exec
     return this.#o.workers;
   }
 
+  /**
+   * One per worker: a batch sent while every worker is busy waits in the pool and is posted the
+   * moment a worker answers, without waiting for the host (see `Executor.batchesAhead`).
+   */
+  get batchesAhead(): number {
+    return this.#o.workers;
+  }
+
   /** A snapshot of the pool's counters. */
   get stats(): WorkerExecutorStats {
     return {
