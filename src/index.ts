@@ -73,7 +73,7 @@ export { systemClock } from './core/clock';
 export type { Clock, TimerHandle } from './core/clock';
 export { ManualClock } from './core/manual-clock';
 export { CHANNELS } from './core/observer';
-export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome } from './core/observer';
+export type { BatchEvent, HostObserver, RequestEvent, RequestOutcome, TransportEvent } from './core/observer';
 export { isServableWith } from './core/servable';
 export type { ModelSignature, Servable, ServableGenerateOptions, ServableLimits, ServableStats, ServableTokenStream, ServableWith, TensorSignature } from './core/servable';
 export { combineObservers } from './observe/combine';

@@ -64,9 +64,28 @@ export interface RequestEvent {
  * (0 rows, outcome `'queue-full'`) for each request it refused before the host saw it (the HTTP
  * server's `limits.maxConcurrentRequests`), which the metric adapters and `/stats` count beside
  * the host's own; a `GenerationHost` publishes on `sequence` the `SequenceEvent` of each ended
- * `generate()` call (what `/dashboard` reads time to first token from).
+ * `generate()` call (what `/dashboard` reads time to first token from); a serving core publishes
+ * on `transport` a {@link TransportEvent} for each inference call it admits for a model,
+ * naming the transport it came over (what `microbatch_transport_requests_total` counts).
  */
-export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request', refused: 'microbatch:refused', sequence: 'microbatch:sequence' } as const;
+export const CHANNELS = { batch: 'microbatch:batch', request: 'microbatch:request', refused: 'microbatch:refused', sequence: 'microbatch:sequence', transport: 'microbatch:transport' } as const;
+
+/**
+ * A call a serving core admitted for a host, and the transport it came over: published on
+ * `CHANNELS.transport` (only while someone subscribes).
+ *
+ * @example
+ * ```ts
+ * import { subscribe } from 'node:diagnostics_channel';
+ * subscribe(CHANNELS.transport, (e) => console.log((e as TransportEvent).transport));
+ * ```
+ */
+export interface TransportEvent {
+  /** The model's host name. */
+  readonly host: string;
+  /** `'http'` (REST, the Open Inference Protocol and Triton's extensions) or `'grpc'`. */
+  readonly transport: 'http' | 'grpc';
+}
 
 /**
  * Receives a host's reports. Every method is optional and is called synchronously on the host's

@@ -94,7 +94,7 @@ export class GrpcCalls {
     if (this.closing) throw shuttingDown();
     const name = msg.model_name ?? '';
     const host = this.core.model(name, versionOf(msg.model_version));
-    this.core.enter(host.name);
+    this.core.enter(host.name, 'grpc');
     try {
       const { request, raw } = decodeInferRequest(msg, name, host, this.core.limits.maxElements);
       const timeoutMs = requestTimeout(shorter(request.timeoutMs, deadlineMs), this.core.limits, ownTimeout(host));

@@ -162,7 +162,7 @@ export function createInferenceServer(options: InferenceServerOptions): Inferenc
       case 'infer': {
         const host = core.model(found.model, found.version);
         if (closing) throw shuttingDown();
-        core.enter(host.name); // before the body is read
+        core.enter(host.name, 'http'); // before the body is read
         try {
           return await handleInfer(req, res, { modelName: found.model, host, limits, int64As });
         } finally {

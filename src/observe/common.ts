@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe } from '../core/describe';
-import { CHANNELS, type RequestEvent } from '../core/observer';
+import { CHANNELS, type RequestEvent, type TransportEvent } from '../core/observer';
 import { isServableWith, type ServableWith } from '../core/servable';
 
 /**
@@ -40,25 +40,39 @@ export const TOKENS_PER_SECOND_BUCKETS: readonly number[] = [1, 5, 10, 25, 50, 1
 export class HostSet {
   readonly #hosts = new Set<ServableWith<'name' | 'stats' | 'options'>>();
   readonly #onRefused: ((e: RequestEvent) => void) | undefined;
+  readonly #onTransport: ((e: TransportEvent) => void) | undefined;
   readonly #listener = (message: unknown): void => {
     const e = message as RequestEvent;
-    for (const h of this.#hosts) {
-      if (h.name === e.host) return this.#onRefused?.(e);
-    }
+    if (this.#watches(e.host)) this.#onRefused?.(e);
+  };
+  readonly #transportListener = (message: unknown): void => {
+    const e = message as TransportEvent;
+    if (this.#watches(e.host)) this.#onTransport?.(e);
   };
 
-  constructor(onRefused?: (e: RequestEvent) => void) {
+  constructor(onRefused?: (e: RequestEvent) => void, onTransport?: (e: TransportEvent) => void) {
     this.#onRefused = onRefused;
+    this.#onTransport = onTransport;
+  }
+
+  #watches(name: string): boolean {
+    for (const h of this.#hosts) if (h.name === name) return true;
+    return false;
   }
 
   add(host: ServableWith<'name' | 'stats' | 'options'>): () => void {
     if (!isServableWith(host, ['name', 'stats'])) {
       throw new TypeError(`microbatch metrics: watch(host) expects a ModelHost (an object with name and stats); got ${describe(host)}`);
     }
-    if (this.#hosts.size === 0 && this.#onRefused !== undefined) subscribe(CHANNELS.refused, this.#listener);
+    if (this.#hosts.size === 0) {
+      if (this.#onRefused !== undefined) subscribe(CHANNELS.refused, this.#listener);
+      if (this.#onTransport !== undefined) subscribe(CHANNELS.transport, this.#transportListener);
+    }
     this.#hosts.add(host);
     return () => {
-      if (this.#hosts.delete(host) && this.#hosts.size === 0 && this.#onRefused !== undefined) unsubscribe(CHANNELS.refused, this.#listener);
+      if (!this.#hosts.delete(host) || this.#hosts.size > 0) return;
+      if (this.#onRefused !== undefined) unsubscribe(CHANNELS.refused, this.#listener);
+      if (this.#onTransport !== undefined) unsubscribe(CHANNELS.transport, this.#transportListener);
     };
   }
 

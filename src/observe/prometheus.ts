@@ -66,6 +66,7 @@ export interface PrometheusMetrics {
  * | `microbatch_run_seconds` | histogram, per batch, time in the batch function | host |
  * | `microbatch_request_duration_seconds` | histogram, per answered request, enqueue to answer | host |
  * | `microbatch_requests_total` | counter; `queue-full` includes the HTTP server's `maxConcurrentRequests` refusals for watched hosts | host, outcome (`ok`, `error`, `timeout`, `aborted`, `queue-full`, `stopped`, `shed`) |
+ * | `microbatch_transport_requests_total` | counter of inference calls a serving core admitted for a watched host | host, transport (`http`, `grpc`) |
  * | `microbatch_padding_waste_ratio` | histogram, per batch, padded fraction | host |
  * | `microbatch_queue_depth` | gauge, read from `host.stats` at scrape | host |
  * | `microbatch_batches_in_flight` | gauge, read at scrape | host |
@@ -98,7 +99,10 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const registers = [registry];
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
   // Requests a transport refused for a watched host before it saw them count as its own refusals.
-  const hosts = new HostSet((e) => requests.inc({ host: e.host, outcome: e.outcome }));
+  const hosts = new HostSet(
+    (e) => requests.inc({ host: e.host, outcome: e.outcome }),
+    (e) => byTransport.inc({ host: e.host, transport: e.transport }),
+  );
   const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
   const batchSize = new Histogram({ name: `${p}batch_size`, help: 'Rows per released batch.', labelNames: ['host'], buckets: [...rowBuckets], registers });
@@ -107,6 +111,7 @@ export function prometheusMetrics(options: PrometheusOptions): PrometheusMetrics
   const run = new Histogram({ name: `${p}run_seconds`, help: 'Time a batch spent in the batch function.', labelNames: ['host'], buckets: seconds, registers });
   const duration = new Histogram({ name: `${p}request_duration_seconds`, help: 'Time from inference() to the answer, answered requests only.', labelNames: ['host'], buckets: seconds, registers });
   const requests = new Counter({ name: `${p}requests_total`, help: 'Requests settled, by outcome.', labelNames: ['host', 'outcome'], registers });
+  const byTransport = new Counter({ name: `${p}transport_requests_total`, help: 'Inference calls a server admitted for the host, by transport (http, grpc).', labelNames: ['host', 'transport'], registers });
   const padding = new Histogram({ name: `${p}padding_waste_ratio`, help: 'Fraction of a batch that was padding.', labelNames: ['host'], buckets: [0, 0.1, 0.25, 0.5, 0.75, 1], registers });
   const steps = new Counter({ name: `${p}generation_steps_total`, help: 'Decode steps run by a generation host.', labelNames: ['host'], registers });
   const stepRows = new Histogram({ name: `${p}generation_step_rows`, help: 'Sequences per decode step.', labelNames: ['host'], buckets: [...rowBuckets], registers });

@@ -1,4 +1,5 @@
 import { describe } from '../core/describe';
+import type { TransportEvent } from '../core/observer';
 import { invalidArgument, shuttingDown } from './errors';
 import { RequestGate, resolveLimits, type ResolvedLimits, type ServerLimits } from './limits';
 import { ServerLogger, type LogOption } from './logger';
@@ -162,10 +163,11 @@ export class ServingCore {
    * Admits one call of any transport, or throws `'unavailable'`: `shutting_down` while the core
    * closes, `queue_full` when `limits.maxConcurrentRequests` calls are already in flight (a
    * refusal `hostName`'s metrics count). Every admitted call must end with {@link leave}.
+   * `transport` names where the call came from, for `CHANNELS.transport` (metrics by transport).
    */
-  enter(hostName?: string): void {
+  enter(hostName?: string, transport?: TransportEvent['transport']): void {
     if (this.#closing) throw shuttingDown();
-    this.#gate.enter(hostName);
+    this.#gate.enter(hostName, transport);
   }
 
   /** Ends a call {@link enter} admitted. */

@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { SERVING_DEFAULTS } from '../core/defaults';
-import { CHANNELS, type RequestEvent } from '../core/observer';
+import { CHANNELS, type RequestEvent, type TransportEvent } from '../core/observer';
 import { ServingError } from './errors';
 
 /**
@@ -102,6 +102,7 @@ export function ownTimeout(servable: { readonly options?: { readonly timeoutMs?:
 }
 
 const refusedChannel = channel(CHANNELS.refused);
+const transportChannel = channel(CHANNELS.transport);
 
 /**
  * Counts the requests a server holds at once (`maxConcurrentRequests`), over every model and
@@ -120,9 +121,10 @@ export class RequestGate {
 
   /**
    * Takes a place, or throws `'unavailable'` `queue_full` (retry later) when all are taken; give it
-   * back with {@link leave}. `host`: the name of the host the request is for, whose metrics count the refusal.
+   * back with {@link leave}. `host`: the name of the host the request is for, whose metrics count
+   * the refusal; with `transport`, an admitted call is published on `CHANNELS.transport`.
    */
-  enter(host?: string): void {
+  enter(host?: string, transport?: TransportEvent['transport']): void {
     if (this.#held >= this.#max) {
       if (host !== undefined && refusedChannel.hasSubscribers) {
         const event: RequestEvent = { host, outcome: 'queue-full', rows: 0, queueMs: 0, runMs: 0, totalMs: 0 };
@@ -131,6 +133,10 @@ export class RequestGate {
       throw new ServingError('unavailable', 'queue_full', `the server is already handling ${this.#max} inference requests (limits.maxConcurrentRequests); retry later`, { retry: true });
     }
     this.#held++;
+    if (host !== undefined && transport !== undefined && transportChannel.hasSubscribers) {
+      const event: TransportEvent = { host, transport };
+      transportChannel.publish(event);
+    }
   }
 
   /** Gives a place back. */

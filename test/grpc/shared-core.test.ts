@@ -3,6 +3,8 @@ import { createGrpcServer, createServingCore } from '../../src/grpc';
 import { ModelHost } from '../../src/engine/model-host';
 import type { TensorLike } from '../../src/tensor/tensor-like';
 import { call, gate } from '../http/helpers';
+import { Registry } from 'prom-client';
+import { prometheusMetrics } from '../../src/observe/prometheus';
 import { waitFor } from '../support/wait-for';
 import { connect, f32Bytes, f32Values } from './client';
 
@@ -28,10 +30,12 @@ function recordingHost(hold: { promise: Promise<void> }) {
   return { host: host as ModelHost<Feeds, Feeds> & ServableModel, batches };
 }
 
-test('mixed gRPC and HTTP calls land in shared batches; nothing is lost; statistics count both', async () => {
+test('mixed gRPC and HTTP calls land in shared batches; nothing is lost; statistics count both; metrics say which transport each came over', async () => {
   const hold = gate();
   const { host, batches } = recordingHost(hold);
   const core = createServingCore({ models: { shared: host } });
+  const registry = new Registry();
+  const unwatch = prometheusMetrics({ registry }).watch(host);
   const grpcServer = createGrpcServer({ core });
   const http = createInferenceServer({ core });
   const client = connect((await grpcServer.listen(0)).port);
@@ -57,7 +61,12 @@ test('mixed gRPC and HTTP calls land in shared batches; nothing is lost; statist
     expect(Number(model_stats[0].inference_count)).toBe(2 * n);
     expect(model_stats[0].batch_stats.map((b: { batch_size: string }) => Number(b.batch_size))).toEqual(batches.map((b) => b.length).sort((a, b) => a - b).filter((v, i, all) => all.indexOf(v) === i));
     expect((await call(port, 'GET', '/v2/models/shared/stats')).json().model_stats[0].inference_count).toBe(2 * n);
+    // Where the host's requests came from: the transport label.
+    const text = await registry.metrics();
+    expect(text).toContain(`microbatch_transport_requests_total{host="shared",transport="grpc"} ${n}`);
+    expect(text).toContain(`microbatch_transport_requests_total{host="shared",transport="http"} ${n}`);
   } finally {
+    unwatch();
     hold.open();
     client.close();
     await Promise.all([grpcServer.close(), http.close()]);

@@ -46,6 +46,22 @@ describe('prometheusMetrics', () => {
     expect(pick(values, '', { host: 'someone-else', outcome: 'queue-full' })).toBeUndefined();
   });
 
+  test('admitted calls by transport (CHANNELS.transport) count for a watched host only, and only while it is watched', async () => {
+    const { registry, unwatch } = setup('door');
+    const admit = (host: string, transport: 'http' | 'grpc'): void => channel(CHANNELS.transport).publish({ host, transport });
+    admit('door', 'grpc');
+    admit('door', 'grpc');
+    admit('door', 'http');
+    admit('someone-else', 'http');
+    unwatch();
+    admit('door', 'http');
+    const values = await metric(registry, 'microbatch_transport_requests_total');
+    expect(pick(values, '', { host: 'door', transport: 'grpc' })).toBe(2);
+    expect(pick(values, '', { host: 'door', transport: 'http' })).toBe(1);
+    expect(pick(values, '', { host: 'someone-else', transport: 'http' })).toBeUndefined();
+    expect(channel(CHANNELS.transport).hasSubscribers).toBe(false); // unwatched: nothing listens, nothing is published
+  });
+
   test('after real batches: batch size buckets, reasons, outcomes, queue waits, run time, gauges', async () => {
     const { registry, clock, model, host, unwatch } = setup();
     const burst = [1, 2, 3, 4, 5].map((x) => track(host.inference(x)));
