@@ -101,6 +101,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
 
   readonly #view = new LiveQueueView(this.#queue);
   #flushScheduled = false;
+  /** The serving executor's `batchesAhead` (read again when a reload swaps it). */
+  #batchesAhead = 0;
   readonly #wake: WakeTimer;
   readonly #now: BurstClock;
 
@@ -132,9 +134,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       // A new model serves: the cache gives nothing of the old one; release what waits.
       swapped: () => {
         this.#cache?.newModel();
+        this.#batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
         this.#schedule();
       },
     });
+    this.#batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
     const batcher = (o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
     const cache = o.cache;
@@ -421,11 +425,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
    * `batchTimeoutMs` would count the wait behind the running batch.
    */
   #canGoAhead(): boolean {
+    if (this.#batchesAhead <= 0) return false; // most executors: one read per request while the slots are busy
     const o = this.#o;
     const s = this.#s;
     if (s.inFlight < o.maxConcurrentBatches || o.policy !== greedyPolicy || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || this.#life.draining) return false;
-    const ahead = this.#model.executors.current.batchesAhead ?? 0;
-    return s.inFlight < o.maxConcurrentBatches + ahead && this.#queue.rows + this.#lane.size >= o.maxBatchSize;
+    return s.inFlight < o.maxConcurrentBatches + this.#batchesAhead && this.#queue.rows + this.#lane.size >= o.maxBatchSize;
   }
 
   /**

@@ -96,6 +96,18 @@ describe('batches ahead of a free slot (Executor.batchesAhead)', () => {
     await expect(Promise.all(ps)).resolves.toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
 
+  test('a reload to an executor that holds batches ahead starts sending them ahead', async () => {
+    const { model, host } = setup({ maxBatchSize: 4 }, null);
+    const next = new ControlledModel<number, number>();
+    await host.reload({ run: next.fn, batchesAhead: 1 });
+    const ps = Array.from({ length: 8 }, (_, i) => host.inference(i));
+    await settle();
+    expect([model.sizes, next.sizes]).toEqual([[], [4, 4]]);
+    next.answer(0, (x) => x);
+    next.answer(1, (x) => x);
+    await expect(Promise.all(ps)).resolves.toEqual(Array.from({ length: 8 }, (_, i) => i));
+  });
+
   test('stop() drains batches sent ahead and the queue behind them', async () => {
     const { model, host } = setup({ maxBatchSize: 4 });
     const ps = Array.from({ length: 10 }, (_, i) => host.inference(i));
