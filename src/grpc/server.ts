@@ -5,6 +5,7 @@ import { GrpcCalls, msLeft } from './calls';
 import type { ModelInferRequest, ModelRequest } from './messages';
 import { loadGrpcRuntime } from './proto';
 import { REASON_KEY } from './status';
+import { raiseFlowControl } from './flow-control';
 import { handleStream, type OpenStream } from './stream';
 
 /**
@@ -123,6 +124,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const streams = new Set<OpenStream>();
   // grpc-js refuses a larger message itself (RESOURCE_EXHAUSTED) before it is decoded.
   const server = new grpc.Server({ 'grpc.max_receive_message_length': core.limits.maxBodyBytes, 'grpc.max_send_message_length': -1 });
+  const flow = raiseFlowControl(server);
 
   function reply<Req, Res>(rpc: string, answer: (req: Req, call: Grpc.ServerUnaryCall<Req, Res>) => Res | Promise<Res>): Grpc.handleUnaryCall<Req, Res> {
     return (call, callback) => {
@@ -192,7 +194,11 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     listen(port = 8001, host = '127.0.0.1') {
       const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
       return new Promise<GrpcAddress>((resolve, reject) => {
-        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve({ address: host, port: bound })));
+        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => {
+          if (error) return reject(error);
+          flow.onBound();
+          resolve({ address: host, port: bound });
+        });
       });
     },
     close(closeOptions = {}) {
