@@ -136,7 +136,9 @@ describeWithRedis('microbatch/redis end to end', () => {
       const first = front.inference({ from: 'here', i: 0 });
       await waitFor(() => m.calls.length > 0, 10_000, 'the first batch runs');
       const children = ['p1', 'p2'].map((name) => runFrontEnd(name, 8));
-      await waitFor(() => front.stats.queueDepth >= 17, 20_000, 'both processes sent');
+      // The replica reads ahead while its batch runs, every blockMs: wait until its host holds all
+      // 16 (waiting only for the stream let a late entry of a busy machine miss the next batch).
+      await waitFor(() => host.stats.queued === 16, 30_000, 'both processes sent, and the replica pulled everything ahead');
       m.answer(0, (x) => `${x.from}:${x.i}`);
       await expect(first).resolves.toBe('here:0');
       await waitFor(() => m.calls.length >= 2, 10_000, 'the mixed batch runs');
@@ -147,6 +149,8 @@ describeWithRedis('microbatch/redis end to end', () => {
       const outputs = await Promise.all(children);
       expect(outputs).toEqual(['p1', 'p2'].map((name) => JSON.stringify(Array.from({ length: 8 }, (_, i) => `${name}:${i}`))));
     } finally {
+      // A failed expectation must not leave a batch pending, or stop() would wait on it forever.
+      for (const c of m.calls) c.resolve(c.items.map(() => 'unanswered'));
       await front.close();
       await replica.close();
       await host.stop();
