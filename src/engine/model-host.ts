@@ -411,8 +411,13 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       runBatch(s, new RequestBatch(batch), decision.reason);
     }
     while (this.#canGoAhead()) {
-      if (lane.size > 0) runBatch(s, lane.take(o.maxBatchSize), 'full', true);
-      else runBatch(s, new RequestBatch(queue.take(o.maxBatchSize)), 'full', true);
+      if (lane.size > 0) {
+        runBatch(s, lane.take(o.maxBatchSize), 'full', true);
+        continue;
+      }
+      const batch = queue.take(o.maxBatchSize);
+      if (batch.length === 0) return;
+      runBatch(s, new RequestBatch(batch), 'full', true);
     }
   }
 

@@ -96,6 +96,30 @@ describe('batches ahead of a free slot (Executor.batchesAhead)', () => {
     await expect(Promise.all(ps)).resolves.toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
 
+  test('requests of several rows: a batch goes ahead with the rows that fit, and no further once less than a full batch waits', async () => {
+    const model = new ControlledModel<number, number>();
+    const batcher = {
+      rows: (item: readonly number[]) => item.length,
+      merge: (items: ReadonlyArray<readonly number[]>) => ({ batch: items.flat(), ctx: items.map((i) => i.length) }),
+      split: (out: readonly number[], sizes: readonly number[]) => {
+        let at = 0;
+        return sizes.map((n) => out.slice(at, (at += n)));
+      },
+    };
+    const host: ModelHost<readonly number[], number[]> = new ModelHost({ run: model.fn, batchesAhead: 1 } as never, { maxBatchSize: 4, batcher } as never);
+    const first = host.inference([0]);
+    await settle();
+    const ps = [[1, 2, 3], [4, 5, 6]].map((x) => host.inference(x));
+    await settle();
+    expect(model.calls.map((c) => c.items)).toEqual([[0], [1, 2, 3]]); // 6 rows wait: the first 3 went ahead, 3 do not make a full batch
+    for (let i = 0; i < 3; i++) {
+      model.answer(i, (x) => -x);
+      await settle();
+    }
+    await expect(first).resolves.toEqual([-0]);
+    await expect(Promise.all(ps)).resolves.toEqual([[-1, -2, -3], [-4, -5, -6]]);
+  });
+
   test('a reload to an executor that holds batches ahead starts sending them ahead', async () => {
     const { model, host } = setup({ maxBatchSize: 4 }, null);
     const next = new ControlledModel<number, number>();
