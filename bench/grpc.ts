@@ -1,7 +1,8 @@
 /**
  * gRPC beside HTTP binary tensors on the PaddleOCR direction classifier (`x [N,3,48,192]`): one
- * serving core (the `microbatch serve` setup: one worker, the CLI's default threads, batches of up
- * to 32) served by both transports, each loaded in turn by a closed loop of 64 concurrent
+ * `microbatch serve --grpc-port` process (the CLI's defaults: one worker, its default threads,
+ * batches of up to 32; built `dist/`, as a user runs it) serving both transports from one core,
+ * each loaded in turn by a closed loop of 64 concurrent
  * requests from another process, against the model's own throughput on pre-formed batches of 32
  * with the same onnxruntime threads. The load generators: wrk for HTTP, and for gRPC h2load
  * (nghttp2's HTTP/2 load generator, C like wrk: Debian's nghttp2-client) sending the framed
@@ -15,15 +16,14 @@
  *
  * Writes bench/results/grpc.json and prints a table.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import * as ort from 'onnxruntime-node';
-import { createInferenceServer } from '../src/http';
-import { createGrpcServer, createServingCore, INFERENCE_PROTO } from '../src/grpc';
-import { createOnnxHost, loadSession } from '../src/onnx';
+import { INFERENCE_PROTO } from '../src/grpc';
+import { loadSession } from '../src/onnx';
 import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
 import { fmt, loadNote, main, median, now, pick, report, table, writeResults, type TargetResult } from './harness';
 import { CLS_PATH } from './models';
@@ -44,12 +44,36 @@ interface Load {
   readonly cpuMs: number;
 }
 
+/** CPU seconds (user + system, every thread) a process has used so far. */
+function processCpu(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ on Linux
+}
+
 /** Runs `load` and adds the server process's CPU time per request. */
-async function measured(load: () => Promise<Omit<Load, 'cpuMs'>>, seconds: number): Promise<Load> {
-  const before = process.cpuUsage();
+async function measured(pid: number, load: () => Promise<Omit<Load, 'cpuMs'>>, seconds: number): Promise<Load> {
+  const before = processCpu(pid);
   const r = await load();
-  const used = process.cpuUsage(before);
-  return { ...r, cpuMs: (used.user + used.system) / 1000 / (r.rps * seconds) };
+  return { ...r, cpuMs: ((processCpu(pid) - before) * 1000) / (r.rps * seconds) };
+}
+
+/** `microbatch serve` of the classifier on free HTTP and gRPC ports, from this checkout's dist/. */
+function startServer(): Promise<{ child: ChildProcess; httpPort: number; grpcPort: number }> {
+  const root = join(__dirname, '..');
+  const child = spawn(process.execPath, [join(root, 'bin', 'microbatch.js'), 'serve', CLS_PATH, '--port', '0', '--grpc-port', '0', '--name', 'cls', '--max-batch-size', String(BATCH), '--log-level', 'warn'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const http = /listening on http:\/\/[^ ]+:(\d+)/.exec(out);
+      const grpc = /listening for gRPC on [^ ]+:(\d+)/.exec(out);
+      if (http !== null && grpc !== null) resolve({ child, httpPort: Number(http[1]), grpcPort: Number(grpc[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`microbatch serve exited ${String(code)} before listening (run npm run build first): ${out}`)));
+  });
 }
 
 const PYTHON = '/usr/bin/python3';
@@ -96,12 +120,8 @@ main(async (args) => {
   const dir = mkdtempSync(join(tmpdir(), 'mb-bench-grpc-'));
   const session = await loadSession(CLS_PATH, { intraOpNumThreads: threads });
   const inputName = session.inputNames[0] as string;
-  const host = await createOnnxHost(CLS_PATH, { maxBatchSize: BATCH, workers: 1, threads, name: 'cls' });
-  const core = createServingCore({ models: { cls: host }, limits: { maxConcurrentRequests: 4096 } });
-  const http = createInferenceServer({ core });
-  const grpc = createGrpcServer({ core });
-  const httpPort = (await http.listen(0)).port;
-  const grpcPort = (await grpc.listen(0)).port;
+  const { child, httpPort, grpcPort } = await startServer();
+  const pid = child.pid!;
   try {
     // One request: one item as raw little-endian FP32, asked back as binary.
     const item = Buffer.from(seeded(SHAPE.reduce((a, b) => a * b, 1), 5).buffer);
@@ -116,7 +136,7 @@ main(async (args) => {
     // Asynchronously: the server answers on this process's event loop while the load runs.
     const run = promisify(execFile);
     const runHttp = async (): Promise<Omit<Load, 'cpuMs'>> => {
-      const r = await run('wrk', ['-t2', `-c${CONCURRENCY}`, `-d${seconds}s`, '--latency', '-s', join(dir, 'post.lua'), `http://127.0.0.1:${httpPort}/v2/models/cls/infer`], { encoding: 'utf8' });
+      const r = await run('wrk', ['-t1', `-c${CONCURRENCY}`, `-d${seconds}s`, '--latency', '-s', join(dir, 'post.lua'), `http://127.0.0.1:${httpPort}/v2/models/cls/infer`], { encoding: 'utf8' });
       return parseWrk(r.stdout);
     };
     // Python's grpcio (gRPC's C core, what Triton's Python client runs on) loads the server for a
@@ -141,15 +161,16 @@ main(async (args) => {
     const prefix = Buffer.alloc(5);
     prefix.writeUInt32BE(message.length, 1);
     writeFileSync(join(dir, 'grpc-body.bin'), Buffer.concat([prefix, message]));
-    const served = (): { ok: number } => {
-      const stats = core.stats.stats('cls', host.version, host).inference_stats;
+    const served = async (): Promise<{ ok: number }> => {
+      const res = await fetch(`http://127.0.0.1:${httpPort}/v2/models/cls/stats`);
+      const stats = ((await res.json()) as { model_stats: Array<{ inference_stats: { success: { count: number } } }> }).model_stats[0]!.inference_stats;
       return { ok: stats.success.count };
     };
     const runH2load = async (): Promise<Omit<Load, 'cpuMs'>> => {
       const log = join(dir, 'h2load.log');
-      const before = served();
+      const before = await served();
       const r = await run('h2load', ['-t1', '-c1', `-m${CONCURRENCY}`, `-D${seconds}`, '-d', join(dir, 'grpc-body.bin'), '-H', 'content-type: application/grpc', '-H', 'te: trailers', `--log-file=${log}`, `http://127.0.0.1:${grpcPort}/inference.GRPCInferenceService/ModelInfer`], { encoding: 'utf8' });
-      const after = served();
+      const after = await served();
       const times = readFileSync(log, 'utf8').trim().split('\n').map((line) => Number(line.split('\t')[2]) / 1000);
       const done = Number(/(\d+) succeeded/.exec(r.stdout)?.[1] ?? 0);
       // A gRPC failure is an HTTP 200 with a status trailer: count it where the model's statistics do.
@@ -161,9 +182,9 @@ main(async (args) => {
     const rounds: Array<{ model: number; http: Load; grpc: Load; client: Load; load: string }> = [];
     for (let i = 0; i < reps; i++) {
       const model = await modelAlone(session, seconds);
-      const h = await measured(runHttp, seconds);
-      const g = await measured(h2load ? runH2load : runGrpc, seconds);
-      const c = h2load ? await measured(runGrpc, seconds) : g;
+      const h = await measured(pid, runHttp, seconds);
+      const g = await measured(pid, h2load ? runH2load : runGrpc, seconds);
+      const c = h2load ? await measured(pid, runGrpc, seconds) : g;
       rounds.push({ model, http: h, grpc: g, client: c, load: loadNote() });
       console.error(`round ${i + 1}/${reps}: model ${fmt(model, 0)} items/s, HTTP ${fmt(h.rps, 0)} req/s, gRPC ${fmt(g.rps, 0)} req/s${h2load ? ` (h2load), ${fmt(c.rps, 0)} (${python ? 'grpcio' : 'grpc-js'})` : ''} (${loadNote()})`);
     }
@@ -198,8 +219,10 @@ main(async (args) => {
     );
     writeResults('grpc', args, { grpcClient: h2load ? 'h2load' : clientName, secondClient: h2load ? { name: clientName, ...c } : undefined, threads, workers: 1, maxBatchSize: BATCH, concurrency: CONCURRENCY, seconds, model, http: h, grpc: g, rounds }, targets);
   } finally {
-    await Promise.all([grpc.close(), http.close()]);
-    await core.close();
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
     await session.release();
     rmSync(dir, { recursive: true, force: true });
   }
