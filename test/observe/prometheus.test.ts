@@ -59,7 +59,6 @@ describe('prometheusMetrics', () => {
     expect(pick(values, '', { host: 'door', transport: 'grpc' })).toBe(2);
     expect(pick(values, '', { host: 'door', transport: 'http' })).toBe(1);
     expect(pick(values, '', { host: 'someone-else', transport: 'http' })).toBeUndefined();
-    expect(channel(CHANNELS.transport).hasSubscribers).toBe(false); // unwatched: nothing listens, nothing is published
   });
 
   test('after real batches: batch size buckets, reasons, outcomes, queue waits, run time, gauges', async () => {
