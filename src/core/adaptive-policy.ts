@@ -1,4 +1,5 @@
 import { ADAPTIVE_DEFAULTS } from './defaults';
+import { Admission } from './adaptive-admission';
 import { Arrivals } from './adaptive-arrivals';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
@@ -28,6 +29,11 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  *   start;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
  *   (a short deadline at the head), in which case it releases that one (reason `deadline`).
+ *
+ * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
+ * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
+ * overload, during which at most one and a half full batches per slot may wait (the rest are
+ * refused as they arrive) until an arrival finds a slot free (see adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
  * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs
@@ -68,15 +74,9 @@ export class AdaptivePolicy implements ReleasePolicy {
   #waitingFor = NaN;
   /** Enqueue time of the newest request the last decision read (all of them when it waited). */
   #newest = -Infinity;
-  #stats = { shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 };
-  /** The host's limits as the last decision saw them (arrivals are judged by them): slots, rows, budget. */
-  #slots = Infinity;
-  #maxBatchSize = 1;
-  #budget = Infinity;
-  /** A full batch's mean run time and its spread (0 before a line is fitted), and the reserve's k. */
-  #fullMs = 0;
-  #fullSd = 0;
-  #k = 0;
+  #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
+  /** Admission at arrival (and the overload state it keeps), from figures each decision caches. */
+  readonly #admission: Admission;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -100,11 +100,12 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
     this.#arrivals = new Arrivals(this.#rateWindow, this.#overloadMs);
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
+    this.#admission = new Admission(model, this.#marginMs);
   }
 
   /** Counters of what the policy decided so far. */
   get stats(): AdaptiveStats {
-    return { ...this.#stats };
+    return { ...this.#stats, shedAtArrival: this.#admission.refused };
   }
 
   /**
@@ -113,7 +114,7 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   enqueued(request: QueuedRequestInfo, queuedRows = 0, inFlight = 0): boolean {
     this.#arrivals.record(request.enqueuedAt, request.rows);
-    return this.#admits(request, queuedRows, inFlight);
+    return this.#admission.admits(request, queuedRows, inFlight, this.#running[0]?.at ?? -Infinity);
   }
 
   /** Learns from every finished batch. */
@@ -124,13 +125,7 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   decide(view: QueueView): ReleaseDecision {
     const now = view.now;
-    this.#slots = view.inFlight + view.freeSlots;
-    this.#maxBatchSize = view.maxBatchSize;
-    this.#budget = view.maxLatencyMs;
-    const fitted = this.latencyModel.fit === 'line';
-    this.#fullMs = fitted ? (this.latencyModel.predict(view.maxBatchSize) as number) : 0;
-    this.#fullSd = fitted ? (this.latencyModel.stdMs(view.maxBatchSize) as number) : 0;
-    this.#k = this.latencyModel.k;
+    this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
     this.#arrivals.forget(now);
@@ -378,37 +373,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#newest = newest;
     return kept;
   }
-
-  /**
-   * Whether a request just queued behind `queuedRows` rows (its own included) can still be
-   * answered in time: every slot busy, the backlog ahead of it running in full batches back to
-   * back from when the first running batch is predicted to end. Refused at once when its batch,
-   * with the plan's reserve, would end at or past its due time: a caller that would miss learns it
-   * on arrival rather than at its deadline, and the requests behind it are not delayed by it (under
-   * overload, admitting on the mean alone left whole queues late through a slow spell). Nothing is refused before the model has a
-   * line fitted or while a slot is free (the next decision, on this turn, plans it).
-   */
-  #admits(request: QueuedRequestInfo, queuedRows: number, inFlight: number): boolean {
-    const slots = this.#slots;
-    if (inFlight < slots || this.#fullMs === 0) return true;
-    const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.#marginMs;
-    if (due === Infinity) return true;
-    const ahead = Math.ceil(queuedRows / this.#maxBatchSize) - 1; // full batches before its own
-    let start = request.enqueuedAt;
-    const first = this.#running[0];
-    if (first !== undefined && first.at > start) start = first.at;
-    // Its own batch counted full (behind a backlog what arrives next joins it), with the reserve
-    // the plan keeps: k standard deviations of the chain. Arithmetic on figures the last decision
-    // cached, since this runs per request; only a request in the next batch that fails that bound
-    // is judged on its batch as it stands (the decision may cut the batch short for it).
-    const chain = Math.floor(ahead / slots) + 1;
-    const reserve = this.#k * Math.sqrt(chain) * this.#fullSd;
-    if (start + chain * this.#fullMs + reserve < due) return true;
-    if (ahead === 0 && start + (this.latencyModel.predict(queuedRows) as number) + reserve < due) return true;
-    this.#stats.shedAtArrival++;
-    return false;
-  }
-
 }
 
 /** The shed list of a decision that sheds nothing (never written to). */

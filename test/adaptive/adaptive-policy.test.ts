@@ -337,6 +337,28 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
   });
 
+  test('on arrival: refuses only a certain miss, which starts the overload; in overload keeps 1.5 full batches waiting; an arrival that finds a slot free ends it', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // exact: a full batch of 16 takes 26 ms, with no spread
+    // A full batch starts at t = 100 and is predicted to end at 126; the budget is 100 ms.
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    // 40 rows queued at t = 101 (due 201): two full batches ahead end at 178, its own batch of 8
+    // as it stands at 196. Counted full it would end at 204, yet more rows may never come: kept.
+    expect(p.enqueued(req(101), 40, 1)).toBe(true);
+    // 60 rows: three full batches ahead end at 204 before its own even starts: a certain miss.
+    expect(p.enqueued(req(101), 60, 1)).toBe(false);
+    expect(p.stats.shedAtArrival).toBe(1);
+    // Now in overload: 25 rows waiting is more than 1.5 full batches, refused though on time (178)...
+    expect(p.enqueued(req(101), 25, 1)).toBe(false);
+    // ... 24 is not.
+    expect(p.enqueued(req(101), 24, 1)).toBe(true);
+    expect(p.stats.shedAtArrival).toBe(2);
+    // A free slot: the model ran out of work, so the load is below capacity; the overload ends.
+    expect(p.enqueued(req(102), 1, 0)).toBe(true);
+    expect(p.enqueued(req(102), 25, 1)).toBe(true);
+    expect(p.stats).toMatchObject({ shedAtArrival: 2, shedAlone: 0, shedOverload: 0 });
+  });
+
   test('a full batch is not cut for a head that is late anyway', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
