@@ -77,6 +77,11 @@ export class AdaptivePolicy implements ReleasePolicy {
   #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
   /** Admission at arrival (and the overload state it keeps), from figures each decision caches. */
   readonly #admission: Admission;
+  /**
+   * Enqueue time of the newest arrival with a deadline of its own (a timeout): while the oldest
+   * request queued is newer, none queued has one.
+   */
+  #deadlineAt = -Infinity;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -114,6 +119,7 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   enqueued(request: QueuedRequestInfo, queuedRows = 0, inFlight = 0): boolean {
     this.#arrivals.record(request.enqueuedAt, request.rows);
+    if (request.deadline !== Infinity) this.#deadlineAt = request.enqueuedAt;
     return this.#admission.admits(request, queuedRows, inFlight, this.#running[0]?.at ?? -Infinity);
   }
 
@@ -224,7 +230,9 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   #nobodyLate(view: QueueView, c: Costs): boolean {
     const max = view.maxBatchSize;
-    const due = Math.min(view.earliestDeadline(), view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
+    // The queue's deadline loop is O(backlog): skipped while no queued request can have a deadline.
+    const earliest = view.oldestEnqueuedAt > this.#deadlineAt ? Infinity : view.earliestDeadline();
+    const due = Math.min(earliest, view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
     const rows = Math.min(view.queuedRows, this.#planBatches * max);
     // Requests of several rows may leave batches short: packed in order, two neighbouring batches
     // always hold more than `max` rows, so there are at most 2·⌈rows / max⌉ of them.

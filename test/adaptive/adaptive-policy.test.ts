@@ -192,6 +192,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     let read = 0;
     const hopeless = Array.from({ length: 5 }, () => req(0, 101)); // due in 1 ms, a batch takes 11
     const queue = [...hopeless, ...Array.from({ length: 10_000 }, () => req(99))];
+    for (const r of hopeless) p.enqueued(r); // as a host does: the policy learns that deadlines are queued
     const v = view({ reqs: [] });
     const d = p.decide({
       ...v,
@@ -235,6 +236,24 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const e = decideOn(p, view({ reqs: mixed, maxLatencyMs: 150, ...counted(mixed) }));
     expect(e).toEqual({ release: true, maxRows: 16, reason: 'full', shed: [hopeless] });
     expect(read).toBeGreaterThan(mixed.length); // the plan read the queue
+  });
+
+  test('the bound reads the queue\'s deadlines only while a request told with a deadline of its own may still be queued', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1);
+    let loops = 0;
+    const ask = (reqs: QueuedRequestInfo[]) =>
+      decideOn(p, view({ reqs, maxLatencyMs: 150, earliestDeadline: () => (loops++, Math.min(...reqs.map((r) => r.deadline))) }));
+    // No timeouts anywhere: the budget from the oldest request is the earliest due time.
+    expect(ask(Array.from({ length: 32 }, () => req(95)))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(0);
+    // One request with a timeout joins at 96: from then on the deadlines are read...
+    const timed = [req(96, 1000), ...Array.from({ length: 31 }, () => req(96))];
+    expect(ask(timed)).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(1);
+    // ... until every request queued is newer than it.
+    expect(ask(Array.from({ length: 32 }, () => req(97)))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(1);
   });
 
   test('never waits with patience 0 or while another batch runs', () => {
