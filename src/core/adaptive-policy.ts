@@ -70,6 +70,8 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Predicted ends (and run-time variances) of the batches this policy released and the host still runs. */
   #running: Slot[] = [];
   #waitingUntil = -Infinity;
+  /** The arrival rate the last `#gainWindow` measured (rows per ms). */
+  #rate = 0;
   /** The oldest request's enqueue time when the wait began (a wake-up only counts for that queue). */
   #waitingFor = NaN;
   /** Enqueue time of the newest request the last decision read (all of them when it waited). */
@@ -139,6 +141,12 @@ export class AdaptivePolicy implements ReleasePolicy {
     // nobody, cut nothing and release a full batch, so release it without building the plan. This
     // is the decision at every batch under high load, where its cost is throughput lost.
     if (view.queuedRows >= view.maxBatchSize && this.#nobodyLate(view, c)) return this.#release('full', view.maxBatchSize, now, c, NONE_SHED);
+    // Below a full batch, the same when no wait can pay: the plan would shed nobody and release the
+    // whole queue as one batch. This is the decision at every batch at moderate load (the plan
+    // built an item per request queued).
+    if (view.queuedRows < view.maxBatchSize && this.#gainWindow(view, view.queuedRows) <= 0 && this.#wholeOnTime(view, c)) {
+      return this.#release(this.#woke(view), view.queuedRows, now, c, NONE_SHED);
+    }
     const shed: QueuedRequestInfo[] = [];
     let kept = this.#scan(view, c, shed);
     if (kept.length === 0) return { release: false, shed };
@@ -192,10 +200,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return this.#release('full', first.rows, now, c, shed);
 
     const wakeAt = this.#waitUntil(view, first, c);
-    if (wakeAt === undefined) {
-      const woke = this.#waitingUntil > -Infinity && now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt;
-      return this.#release(woke ? 'timer' : 'idle', first.rows, now, c, shed);
-    }
+    if (wakeAt === undefined) return this.#release(this.#woke(view), first.rows, now, c, shed);
     if (wakeAt <= now) return this.#release('deadline', first.rows, now, c, shed);
     if (this.#waitingUntil === -Infinity) this.#stats.waits++;
     this.#waitingUntil = wakeAt;
@@ -230,9 +235,7 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   #nobodyLate(view: QueueView, c: Costs): boolean {
     const max = view.maxBatchSize;
-    // The queue's deadline loop is O(backlog): skipped while no queued request can have a deadline.
-    const earliest = view.oldestEnqueuedAt > this.#deadlineAt ? Infinity : view.earliestDeadline();
-    const due = Math.min(earliest, view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
+    const due = this.#earliestDue(view);
     const rows = Math.min(view.queuedRows, this.#planBatches * max);
     // Requests of several rows may leave batches short: packed in order, two neighbouring batches
     // always hold more than `max` rows, so there are at most 2·⌈rows / max⌉ of them.
@@ -245,6 +248,29 @@ export class AdaptivePolicy implements ReleasePolicy {
     }
     const sd = c.maxStd(max);
     return start + batches * c.mean(max) + c.k * Math.sqrt(variance + batches * sd * sd) < due;
+  }
+
+  /** The earliest due time in the queue, reading its deadlines only while one may be queued. */
+  #earliestDue(view: QueueView): number {
+    // The queue's deadline loop is O(backlog): skipped while no queued request can have a deadline.
+    const earliest = view.oldestEnqueuedAt > this.#deadlineAt ? Infinity : view.earliestDeadline();
+    return Math.min(earliest, view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
+  }
+
+  /**
+   * True when the whole queue, run now as one batch, ends in time for everyone and nobody in it is
+   * hopeless: the plan's single batch is not late and its floor check sheds nobody (the floor of a
+   * request's rows, a clipped line, is largest at one end of 1 to all the rows).
+   */
+  #wholeOnTime(view: QueueView, c: Costs): boolean {
+    const n = view.queuedRows;
+    const floor = Math.max(c.floor(1), c.floor(n));
+    return view.now + Math.max(floor, c.mean(n) + c.k * c.std(n)) < this.#earliestDue(view);
+  }
+
+  /** The release reason of a batch not full: `timer` when it ends the wait begun for this queue. */
+  #woke(view: QueueView): ReleaseReason {
+    return this.#waitingUntil > -Infinity && view.now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt ? 'timer' : 'idle';
   }
 
   /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
@@ -271,19 +297,30 @@ export class AdaptivePolicy implements ReleasePolicy {
   }
 
   /**
+   * The expected-gain window of waiting for one more arrival before releasing `rows` rows (see
+   * the class notes), or 0 when no wait can pay: another batch runs (a busy model batches by
+   * itself), patience is 0, the fixed cost is not learned or no arrival rate is measured. Leaves
+   * the rate it measured in `#rate`.
+   */
+  #gainWindow(view: QueueView, rows: number): number {
+    if (view.inFlight > 0 || this.#patience === 0) return 0;
+    const m = this.latencyModel;
+    const a = m.interceptMs;
+    const perRow = m.perRowMs;
+    const rate = (this.#rate = this.#arrivals.rate(view.now)); // rows per ms
+    if (a === undefined || perRow === undefined || rate <= 0) return 0;
+    return Math.max(0, a - rows * (perRow + 1 / rate));
+  }
+
+  /**
    * When to release the (single, not full) planned batch if waiting pays, or `undefined` to
    * release now. A time at or before `now` means a deadline forbids the wait the model wanted.
    */
   #waitUntil(view: QueueView, batch: PlannedBatch, c: Costs): number | undefined {
-    if (view.inFlight > 0) return undefined; // a busy model batches by itself: arrivals accumulate
-    const m = this.latencyModel;
-    const a = m.interceptMs;
-    const perRow = m.perRowMs;
-    const rate = this.#arrivals.rate(view.now); // rows per ms
-    if (a === undefined || perRow === undefined || rate <= 0) return undefined;
     const n = batch.rows;
-    const gainWindow = a - n * (perRow + 1 / rate);
-    if (gainWindow <= 0 || this.#patience === 0) return undefined;
+    const gainWindow = this.#gainWindow(view, n);
+    if (gainWindow <= 0) return undefined;
+    const rate = this.#rate;
     // Counted from the newest arrival: with memoryless arrivals the same gain test would otherwise
     // pass again at every wake-up and a quiet spell would be waited out forever.
     let until = this.#newest + gainWindow * this.#patience;

@@ -238,6 +238,29 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(read).toBeGreaterThan(mixed.length); // the plan read the queue
   });
 
+  test('a queue below a full batch that a bound shows on time, with no wait to pay, is released whole without reading a request', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // 8 rows take ~18 ms
+    let read = 0;
+    const counted = (q: QueuedRequestInfo[]): Partial<QueueView> => ({
+      *requests() {
+        for (const r of q) {
+          read++;
+          yield r;
+        }
+      },
+    });
+    const queue = Array.from({ length: 8 }, () => req(99, 1000));
+    expect(decideOn(p, view({ reqs: queue, maxLatencyMs: 150, ...counted(queue) }))).toEqual({ release: true, maxRows: 8, reason: 'idle' });
+    expect(read - queue.length).toBe(0); // decideOn's own pass, and nothing more
+    // One of them cannot make it even alone: the plan decides, and sheds it.
+    const hopeless = req(99, 105);
+    const mixed = [...queue.slice(0, 4), hopeless, ...queue.slice(4)];
+    read = 0;
+    expect(decideOn(p, view({ reqs: mixed, maxLatencyMs: 150, ...counted(mixed) }))).toEqual({ release: true, maxRows: 8, reason: 'idle', shed: [hopeless] });
+    expect(read).toBeGreaterThan(mixed.length);
+  });
+
   test('the bound reads the queue\'s deadlines only while a request told with a deadline of its own may still be queued', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
