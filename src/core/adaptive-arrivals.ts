@@ -1,7 +1,15 @@
 /**
+ * Buckets the overload window is counted in: rows per `overloadMs / WINDOW_BUCKETS` of arrival
+ * time, so that counting an arrival is an addition, not a push onto a list the window later drops
+ * (that list, and the garbage it made, was 8% of the CPU profile of a closed loop on an identity
+ * model). The window's far edge is thereby known to within one bucket (1.6% of `overloadMs`).
+ */
+const WINDOW_BUCKETS = 64;
+
+/**
  * The arrivals an {@link microbatch!AdaptivePolicy} remembers: the last `rateWindow` of them (a ring,
- * for the arrival rate its waits are sized by) and those within the last `overloadMs` (for its
- * overload test). Written once per request, read once per decision.
+ * for the arrival rate its waits are sized by) and the rows that arrived within the last
+ * `overloadMs` (for its overload test). Written once per request, read once per decision.
  * @internal
  */
 export class Arrivals {
@@ -10,21 +18,22 @@ export class Arrivals {
   readonly #rows: Float64Array;
   #next = 0;
   #count = 0;
-  /** Arrivals within the last `overloadMs` (times and rows, oldest first, from `#head`). */
-  #recentT: number[] = [];
-  #recentRows: number[] = [];
-  #head = 0;
-  /** Rows that arrived within the last `overloadMs` (as of the last {@link Arrivals.forget}). */
+  /** Rows per bucket of arrival time (bucket `i` at `i % WINDOW_BUCKETS`), buckets `#oldest` to `#newest`. */
+  readonly #buckets = new Float64Array(WINDOW_BUCKETS);
+  /** Milliseconds of arrival time per bucket. */
+  readonly #width: number;
+  #oldest = -Infinity;
+  #newest = -Infinity;
+  /** Rows that arrived within the last `overloadMs` (as of the last {@link Arrivals.forget}), to within a bucket. */
   recentRows = 0;
   /** The first arrival's time. */
   first = Infinity;
 
-  constructor(
-    window: number,
-    private readonly overloadMs: number,
-  ) {
+  constructor(window: number, overloadMs: number) {
     this.#t = new Float64Array(window);
     this.#rows = new Float64Array(window);
+    // A window of 0 counts the arrivals of the same instant (a microsecond's bucket).
+    this.#width = Math.max(overloadMs, 1e-3) / WINDOW_BUCKETS;
   }
 
   /** Counts one arrival at `t` of `rows` rows. */
@@ -35,24 +44,32 @@ export class Arrivals {
     this.#next = at + 1 === this.#t.length ? 0 : at + 1;
     if (this.#count < this.#t.length) this.#count++;
     if (t < this.first) this.first = t;
-    this.#recentT.push(t);
-    this.#recentRows.push(rows);
+    const b = Math.floor(t / this.#width); // times are >= 0 on every clock
+    if (this.#newest === -Infinity) this.#oldest = this.#newest = b;
+    else if (b > this.#newest) {
+      this.#drop(b - WINDOW_BUCKETS); // a whole window older: their slots are reused
+      this.#newest = b;
+    } else if (b < this.#oldest) return; // older than the window already
+    const slot = b % WINDOW_BUCKETS;
+    this.#buckets[slot] = (this.#buckets[slot] as number) + rows;
     this.recentRows += rows;
   }
 
   /** Drops arrivals older than `overloadMs` from the overload window. */
   forget(now: number): void {
-    const since = now - this.overloadMs;
-    while (this.#head < this.#recentT.length && (this.#recentT[this.#head] as number) < since) {
-      this.recentRows -= this.#recentRows[this.#head] as number;
-      this.#head++;
+    // The bucket holding `now - overloadMs` is dropped whole: the window is counted short by under a bucket.
+    if (this.#newest !== -Infinity) this.#drop(Math.floor(now / this.#width) - WINDOW_BUCKETS);
+  }
+
+  /** Empties the buckets up to `to` (those still counted) and moves the oldest past them. */
+  #drop(to: number): void {
+    if (to < this.#oldest) return;
+    for (let i = Math.max(this.#oldest, to - WINDOW_BUCKETS + 1); i <= to; i++) {
+      const slot = i % WINDOW_BUCKETS;
+      this.recentRows -= this.#buckets[slot] as number;
+      this.#buckets[slot] = 0;
     }
-    // Drop the consumed prefix of the overload window once it dominates (amortised O(1)).
-    if (this.#head > 1024 && this.#head * 2 > this.#recentT.length) {
-      this.#recentT = this.#recentT.slice(this.#head);
-      this.#recentRows = this.#recentRows.slice(this.#head);
-      this.#head = 0;
-    }
+    this.#oldest = to + 1;
   }
 
   /**

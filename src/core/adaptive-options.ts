@@ -65,7 +65,7 @@ export interface AdaptiveStats {
   readonly shedAlone: number;
   /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
   readonly shedOverload: number;
-  /** Requests refused as they arrived, every slot busy, because the backlog ahead ends their batch past their due time on the mean. */
+  /** Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once that happened (overload), beyond one and a half full batches per slot waiting. */
   readonly shedAtArrival: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;

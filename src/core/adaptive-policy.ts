@@ -1,4 +1,5 @@
 import { ADAPTIVE_DEFAULTS } from './defaults';
+import { Admission } from './adaptive-admission';
 import { Arrivals } from './adaptive-arrivals';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
@@ -28,6 +29,11 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  *   start;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
  *   (a short deadline at the head), in which case it releases that one (reason `deadline`).
+ *
+ * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
+ * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
+ * overload, during which at most one and a half full batches per slot may wait (the rest are
+ * refused as they arrive) until an arrival finds a slot free (see adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
  * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs
@@ -64,19 +70,20 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Predicted ends (and run-time variances) of the batches this policy released and the host still runs. */
   #running: Slot[] = [];
   #waitingUntil = -Infinity;
+  /** The arrival rate the last `#gainWindow` measured (rows per ms). */
+  #rate = 0;
   /** The oldest request's enqueue time when the wait began (a wake-up only counts for that queue). */
   #waitingFor = NaN;
   /** Enqueue time of the newest request the last decision read (all of them when it waited). */
   #newest = -Infinity;
-  #stats = { shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 };
-  /** The host's limits as the last decision saw them (arrivals are judged by them): slots, rows, budget. */
-  #slots = Infinity;
-  #maxBatchSize = 1;
-  #budget = Infinity;
-  /** A full batch's mean run time and its spread (0 before a line is fitted), and the reserve's k. */
-  #fullMs = 0;
-  #fullSd = 0;
-  #k = 0;
+  #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
+  /** Admission at arrival (and the overload state it keeps), from figures each decision caches. */
+  readonly #admission: Admission;
+  /**
+   * Enqueue time of the newest arrival with a deadline of its own (a timeout): while the oldest
+   * request queued is newer, none queued has one.
+   */
+  #deadlineAt = -Infinity;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -100,11 +107,12 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
     this.#arrivals = new Arrivals(this.#rateWindow, this.#overloadMs);
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
+    this.#admission = new Admission(model, this.#marginMs);
   }
 
   /** Counters of what the policy decided so far. */
   get stats(): AdaptiveStats {
-    return { ...this.#stats };
+    return { ...this.#stats, shedAtArrival: this.#admission.refused };
   }
 
   /**
@@ -113,7 +121,8 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   enqueued(request: QueuedRequestInfo, queuedRows = 0, inFlight = 0): boolean {
     this.#arrivals.record(request.enqueuedAt, request.rows);
-    return this.#admits(request, queuedRows, inFlight);
+    if (request.deadline !== Infinity) this.#deadlineAt = request.enqueuedAt;
+    return this.#admission.admits(request, queuedRows, inFlight, this.#running[0]?.at ?? -Infinity);
   }
 
   /** Learns from every finished batch. */
@@ -124,13 +133,7 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   decide(view: QueueView): ReleaseDecision {
     const now = view.now;
-    this.#slots = view.inFlight + view.freeSlots;
-    this.#maxBatchSize = view.maxBatchSize;
-    this.#budget = view.maxLatencyMs;
-    const fitted = this.latencyModel.fit === 'line';
-    this.#fullMs = fitted ? (this.latencyModel.predict(view.maxBatchSize) as number) : 0;
-    this.#fullSd = fitted ? (this.latencyModel.stdMs(view.maxBatchSize) as number) : 0;
-    this.#k = this.latencyModel.k;
+    this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
     this.#arrivals.forget(now);
@@ -138,6 +141,12 @@ export class AdaptivePolicy implements ReleasePolicy {
     // nobody, cut nothing and release a full batch, so release it without building the plan. This
     // is the decision at every batch under high load, where its cost is throughput lost.
     if (view.queuedRows >= view.maxBatchSize && this.#nobodyLate(view, c)) return this.#release('full', view.maxBatchSize, now, c, NONE_SHED);
+    // Below a full batch, the same when no wait can pay: the plan would shed nobody and release the
+    // whole queue as one batch. This is the decision at every batch at moderate load (the plan
+    // built an item per request queued).
+    if (view.queuedRows < view.maxBatchSize && this.#gainWindow(view, view.queuedRows) <= 0 && this.#wholeOnTime(view, c)) {
+      return this.#release(this.#woke(view), view.queuedRows, now, c, NONE_SHED);
+    }
     const shed: QueuedRequestInfo[] = [];
     let kept = this.#scan(view, c, shed);
     if (kept.length === 0) return { release: false, shed };
@@ -191,10 +200,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return this.#release('full', first.rows, now, c, shed);
 
     const wakeAt = this.#waitUntil(view, first, c);
-    if (wakeAt === undefined) {
-      const woke = this.#waitingUntil > -Infinity && now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt;
-      return this.#release(woke ? 'timer' : 'idle', first.rows, now, c, shed);
-    }
+    if (wakeAt === undefined) return this.#release(this.#woke(view), first.rows, now, c, shed);
     if (wakeAt <= now) return this.#release('deadline', first.rows, now, c, shed);
     if (this.#waitingUntil === -Infinity) this.#stats.waits++;
     this.#waitingUntil = wakeAt;
@@ -229,7 +235,7 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   #nobodyLate(view: QueueView, c: Costs): boolean {
     const max = view.maxBatchSize;
-    const due = Math.min(view.earliestDeadline(), view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
+    const due = this.#earliestDue(view);
     const rows = Math.min(view.queuedRows, this.#planBatches * max);
     // Requests of several rows may leave batches short: packed in order, two neighbouring batches
     // always hold more than `max` rows, so there are at most 2·⌈rows / max⌉ of them.
@@ -242,6 +248,29 @@ export class AdaptivePolicy implements ReleasePolicy {
     }
     const sd = c.maxStd(max);
     return start + batches * c.mean(max) + c.k * Math.sqrt(variance + batches * sd * sd) < due;
+  }
+
+  /** The earliest due time in the queue, reading its deadlines only while one may be queued. */
+  #earliestDue(view: QueueView): number {
+    // The queue's deadline loop is O(backlog): skipped while no queued request can have a deadline.
+    const earliest = view.oldestEnqueuedAt > this.#deadlineAt ? Infinity : view.earliestDeadline();
+    return Math.min(earliest, view.oldestEnqueuedAt + view.maxLatencyMs) - this.#marginMs;
+  }
+
+  /**
+   * True when the whole queue, run now as one batch, ends in time for everyone and nobody in it is
+   * hopeless: the plan's single batch is not late and its floor check sheds nobody (the floor of a
+   * request's rows, a clipped line, is largest at one end of 1 to all the rows).
+   */
+  #wholeOnTime(view: QueueView, c: Costs): boolean {
+    const n = view.queuedRows;
+    const floor = Math.max(c.floor(1), c.floor(n));
+    return view.now + Math.max(floor, c.mean(n) + c.k * c.std(n)) < this.#earliestDue(view);
+  }
+
+  /** The release reason of a batch not full: `timer` when it ends the wait begun for this queue. */
+  #woke(view: QueueView): ReleaseReason {
+    return this.#waitingUntil > -Infinity && view.now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt ? 'timer' : 'idle';
   }
 
   /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
@@ -268,19 +297,30 @@ export class AdaptivePolicy implements ReleasePolicy {
   }
 
   /**
+   * The expected-gain window of waiting for one more arrival before releasing `rows` rows (see
+   * the class notes), or 0 when no wait can pay: another batch runs (a busy model batches by
+   * itself), patience is 0, the fixed cost is not learned or no arrival rate is measured. Leaves
+   * the rate it measured in `#rate`.
+   */
+  #gainWindow(view: QueueView, rows: number): number {
+    if (view.inFlight > 0 || this.#patience === 0) return 0;
+    const m = this.latencyModel;
+    const a = m.interceptMs;
+    const perRow = m.perRowMs;
+    const rate = (this.#rate = this.#arrivals.rate(view.now)); // rows per ms
+    if (a === undefined || perRow === undefined || rate <= 0) return 0;
+    return Math.max(0, a - rows * (perRow + 1 / rate));
+  }
+
+  /**
    * When to release the (single, not full) planned batch if waiting pays, or `undefined` to
    * release now. A time at or before `now` means a deadline forbids the wait the model wanted.
    */
   #waitUntil(view: QueueView, batch: PlannedBatch, c: Costs): number | undefined {
-    if (view.inFlight > 0) return undefined; // a busy model batches by itself: arrivals accumulate
-    const m = this.latencyModel;
-    const a = m.interceptMs;
-    const perRow = m.perRowMs;
-    const rate = this.#arrivals.rate(view.now); // rows per ms
-    if (a === undefined || perRow === undefined || rate <= 0) return undefined;
     const n = batch.rows;
-    const gainWindow = a - n * (perRow + 1 / rate);
-    if (gainWindow <= 0 || this.#patience === 0) return undefined;
+    const gainWindow = this.#gainWindow(view, n);
+    if (gainWindow <= 0) return undefined;
+    const rate = this.#rate;
     // Counted from the newest arrival: with memoryless arrivals the same gain test would otherwise
     // pass again at every wake-up and a quiet spell would be waited out forever.
     let until = this.#newest + gainWindow * this.#patience;
@@ -378,37 +418,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#newest = newest;
     return kept;
   }
-
-  /**
-   * Whether a request just queued behind `queuedRows` rows (its own included) can still be
-   * answered in time: every slot busy, the backlog ahead of it running in full batches back to
-   * back from when the first running batch is predicted to end. Refused at once when its batch,
-   * with the plan's reserve, would end at or past its due time: a caller that would miss learns it
-   * on arrival rather than at its deadline, and the requests behind it are not delayed by it (under
-   * overload, admitting on the mean alone left whole queues late through a slow spell). Nothing is refused before the model has a
-   * line fitted or while a slot is free (the next decision, on this turn, plans it).
-   */
-  #admits(request: QueuedRequestInfo, queuedRows: number, inFlight: number): boolean {
-    const slots = this.#slots;
-    if (inFlight < slots || this.#fullMs === 0) return true;
-    const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.#marginMs;
-    if (due === Infinity) return true;
-    const ahead = Math.ceil(queuedRows / this.#maxBatchSize) - 1; // full batches before its own
-    let start = request.enqueuedAt;
-    const first = this.#running[0];
-    if (first !== undefined && first.at > start) start = first.at;
-    // Its own batch counted full (behind a backlog what arrives next joins it), with the reserve
-    // the plan keeps: k standard deviations of the chain. Arithmetic on figures the last decision
-    // cached, since this runs per request; only a request in the next batch that fails that bound
-    // is judged on its batch as it stands (the decision may cut the batch short for it).
-    const chain = Math.floor(ahead / slots) + 1;
-    const reserve = this.#k * Math.sqrt(chain) * this.#fullSd;
-    if (start + chain * this.#fullMs + reserve < due) return true;
-    if (ahead === 0 && start + (this.latencyModel.predict(queuedRows) as number) + reserve < due) return true;
-    this.#stats.shedAtArrival++;
-    return false;
-  }
-
 }
 
 /** The shed list of a decision that sheds nothing (never written to). */

@@ -192,6 +192,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     let read = 0;
     const hopeless = Array.from({ length: 5 }, () => req(0, 101)); // due in 1 ms, a batch takes 11
     const queue = [...hopeless, ...Array.from({ length: 10_000 }, () => req(99))];
+    for (const r of hopeless) p.enqueued(r); // as a host does: the policy learns that deadlines are queued
     const v = view({ reqs: [] });
     const d = p.decide({
       ...v,
@@ -235,6 +236,47 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const e = decideOn(p, view({ reqs: mixed, maxLatencyMs: 150, ...counted(mixed) }));
     expect(e).toEqual({ release: true, maxRows: 16, reason: 'full', shed: [hopeless] });
     expect(read).toBeGreaterThan(mixed.length); // the plan read the queue
+  });
+
+  test('a queue below a full batch that a bound shows on time, with no wait to pay, is released whole without reading a request', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // 8 rows take ~18 ms
+    let read = 0;
+    const counted = (q: QueuedRequestInfo[]): Partial<QueueView> => ({
+      *requests() {
+        for (const r of q) {
+          read++;
+          yield r;
+        }
+      },
+    });
+    const queue = Array.from({ length: 8 }, () => req(99, 1000));
+    expect(decideOn(p, view({ reqs: queue, maxLatencyMs: 150, ...counted(queue) }))).toEqual({ release: true, maxRows: 8, reason: 'idle' });
+    expect(read - queue.length).toBe(0); // decideOn's own pass, and nothing more
+    // One of them cannot make it even alone: the plan decides, and sheds it.
+    const hopeless = req(99, 105);
+    const mixed = [...queue.slice(0, 4), hopeless, ...queue.slice(4)];
+    read = 0;
+    expect(decideOn(p, view({ reqs: mixed, maxLatencyMs: 150, ...counted(mixed) }))).toEqual({ release: true, maxRows: 8, reason: 'idle', shed: [hopeless] });
+    expect(read).toBeGreaterThan(mixed.length);
+  });
+
+  test('the bound reads the queue\'s deadlines only while a request told with a deadline of its own may still be queued', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1);
+    let loops = 0;
+    const ask = (reqs: QueuedRequestInfo[]) =>
+      decideOn(p, view({ reqs, maxLatencyMs: 150, earliestDeadline: () => (loops++, Math.min(...reqs.map((r) => r.deadline))) }));
+    // No timeouts anywhere: the budget from the oldest request is the earliest due time.
+    expect(ask(Array.from({ length: 32 }, () => req(95)))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(0);
+    // One request with a timeout joins at 96: from then on the deadlines are read...
+    const timed = [req(96, 1000), ...Array.from({ length: 31 }, () => req(96))];
+    expect(ask(timed)).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(1);
+    // ... until every request queued is newer than it.
+    expect(ask(Array.from({ length: 32 }, () => req(97)))).toEqual({ release: true, maxRows: 16, reason: 'full' });
+    expect(loops).toBe(1);
   });
 
   test('never waits with patience 0 or while another batch runs', () => {
@@ -335,6 +377,28 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
+  });
+
+  test('on arrival: refuses only a certain miss, which starts the overload; in overload keeps 1.5 full batches waiting; an arrival that finds a slot free ends it', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // exact: a full batch of 16 takes 26 ms, with no spread
+    // A full batch starts at t = 100 and is predicted to end at 126; the budget is 100 ms.
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    // 40 rows queued at t = 101 (due 201): two full batches ahead end at 178, its own batch of 8
+    // as it stands at 196. Counted full it would end at 204, yet more rows may never come: kept.
+    expect(p.enqueued(req(101), 40, 1)).toBe(true);
+    // 60 rows: three full batches ahead end at 204 before its own even starts: a certain miss.
+    expect(p.enqueued(req(101), 60, 1)).toBe(false);
+    expect(p.stats.shedAtArrival).toBe(1);
+    // Now in overload: 25 rows waiting is more than 1.5 full batches, refused though on time (178)...
+    expect(p.enqueued(req(101), 25, 1)).toBe(false);
+    // ... 24 is not.
+    expect(p.enqueued(req(101), 24, 1)).toBe(true);
+    expect(p.stats.shedAtArrival).toBe(2);
+    // A free slot: the model ran out of work, so the load is below capacity; the overload ends.
+    expect(p.enqueued(req(102), 1, 0)).toBe(true);
+    expect(p.enqueued(req(102), 25, 1)).toBe(true);
+    expect(p.stats).toMatchObject({ shedAtArrival: 2, shedAlone: 0, shedOverload: 0 });
   });
 
   test('a full batch is not cut for a head that is late anyway', () => {

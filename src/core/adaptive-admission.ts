@@ -1,0 +1,100 @@
+import type { LatencyModel } from './latency-model';
+import type { QueuedRequestInfo, QueueView } from './policy';
+
+/**
+ * Full batches per slot that may wait under overload: the next batch and half the one after, so
+ * that a slot freeing finds a full batch even when fewer rows than usual arrived during the last
+ * (bench/overload.ts measured 1, 1.5 and 2: with 1 the queue runs short of a full batch, with 2 a
+ * slow spell that doubles run times makes the second batch's requests late).
+ */
+const OVERLOAD_QUEUE_BATCHES = 1.5;
+
+/**
+ * The {@link microbatch!AdaptivePolicy}'s admission at arrival: whether a request that just joined
+ * the queue can still be answered in time, judged on figures the last decision cached (this runs
+ * per request), and the overload state those refusals reveal. Nothing is refused before the model
+ * has a line fitted, or while a slot is free (the next decision, on this turn, plans it); an
+ * arrival that finds a slot free also ends the overload: the model ran out of work, so the load is
+ * below its capacity. Otherwise, with every slot busy, the backlog ahead of the request runs in
+ * full batches back to back from when the first running batch is predicted to end, and:
+ * - outside overload a request is refused only when even an optimistic end (its batch as it
+ *   stands, the chain's `k·√n·σ` taken off rather than added) reaches its due time: a certain
+ *   miss. Such a refusal means the backlog has grown past the budget, which Poisson fluctuation
+ *   below capacity does not do (at 95% load the queue's excursions stay inside any budget a greedy
+ *   host meets), so it starts the overload;
+ * - in overload a request is refused when more than `OVERLOAD_QUEUE_BATCHES` full batches
+ *   per slot wait, or when its batch counted full, with the plan's reserve, would end at or past
+ *   its due time. Under sustained overload the queue beyond what keeps the slots fed with full
+ *   batches adds no throughput, only waiting: kept short, it lets a slow spell that doubles run
+ *   times still end its requests in time, and the callers refused learn it on arrival instead of
+ *   at their deadline.
+ * @internal
+ */
+export class Admission {
+  /** The backlog grew past the budget (a certain miss was refused); ends when an arrival finds a slot free. */
+  overload = false;
+  /** Requests refused so far. */
+  refused = 0;
+  #slots = Infinity;
+  #maxBatchSize = 1;
+  #budget = Infinity;
+  /** A full batch's mean run time and spread (0 before a line is fitted), and the reserve's k. */
+  #fullMs = 0;
+  #fullSd = 0;
+  #k = 0;
+
+  constructor(
+    private readonly model: LatencyModel,
+    private readonly marginMs: number,
+  ) {}
+
+  /** Caches the host's limits and the model's full-batch figures, once per decision. */
+  update(view: QueueView): void {
+    const m = this.model;
+    this.#slots = view.inFlight + view.freeSlots;
+    this.#maxBatchSize = view.maxBatchSize;
+    this.#budget = view.maxLatencyMs;
+    const fitted = m.fit === 'line';
+    this.#fullMs = fitted ? (m.predict(view.maxBatchSize) as number) : 0;
+    this.#fullSd = fitted ? (m.stdMs(view.maxBatchSize) as number) : 0;
+    this.#k = m.k;
+  }
+
+  /**
+   * Whether a request just queued behind `queuedRows` rows (its own included) is admitted, with
+   * `inFlight` batches running and the first of them predicted to end at `firstEnd`.
+   */
+  admits(request: QueuedRequestInfo, queuedRows: number, inFlight: number, firstEnd: number): boolean {
+    const slots = this.#slots;
+    if (inFlight < slots) {
+      this.overload = false;
+      return true;
+    }
+    if (this.#fullMs === 0) return true;
+    const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.marginMs;
+    if (due === Infinity) return true;
+    const max = this.#maxBatchSize;
+    if (this.overload && queuedRows > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse();
+    const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
+    const start = Math.max(request.enqueuedAt, firstEnd);
+    const chain = Math.floor(ahead / slots) + 1;
+    const spread = this.#k * Math.sqrt(chain) * this.#fullSd;
+    if (this.overload) {
+      if (start + chain * this.#fullMs + spread < due) return true;
+      // Only a request in the next batch that fails that bound is judged on its batch as it stands
+      // (the decision may cut the batch short for it).
+      if (ahead === 0 && start + (this.model.predict(queuedRows) as number) + spread < due) return true;
+      return this.#refuse();
+    }
+    if (start + chain * this.#fullMs - spread < due) return true;
+    const own = queuedRows - ahead * max;
+    if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) - spread < due) return true;
+    this.overload = true;
+    return this.#refuse();
+  }
+
+  #refuse(): false {
+    this.refused++;
+    return false;
+  }
+}
