@@ -16,7 +16,7 @@
  *
  * Writes bench/results/grpc.json and prints a table.
  */
-import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,6 +27,7 @@ import { loadSession } from '../src/onnx';
 import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
 import { fmt, loadNote, main, median, now, pick, report, table, writeResults, type TargetResult } from './harness';
 import { CLS_PATH } from './models';
+import { startServe, stopServe } from './serve-process';
 import { percentile } from './harness';
 import { seeded } from '../test/support/onnx-models';
 import { loadSync } from '@grpc/proto-loader';
@@ -55,25 +56,6 @@ async function measured(pid: number, load: () => Promise<Omit<Load, 'cpuMs'>>, s
   const before = processCpu(pid);
   const r = await load();
   return { ...r, cpuMs: ((processCpu(pid) - before) * 1000) / (r.rps * seconds) };
-}
-
-/** `microbatch serve` of the classifier on free HTTP and gRPC ports, from this checkout's dist/. */
-function startServer(): Promise<{ child: ChildProcess; httpPort: number; grpcPort: number }> {
-  const root = join(__dirname, '..');
-  const child = spawn(process.execPath, [join(root, 'bin', 'microbatch.js'), 'serve', CLS_PATH, '--port', '0', '--grpc-port', '0', '--name', 'cls', '--max-batch-size', String(BATCH), '--log-level', 'warn'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const http = /listening on http:\/\/[^ ]+:(\d+)/.exec(out);
-      const grpc = /listening for gRPC on [^ ]+:(\d+)/.exec(out);
-      if (http !== null && grpc !== null) resolve({ child, httpPort: Number(http[1]), grpcPort: Number(grpc[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`microbatch serve exited ${String(code)} before listening (run npm run build first): ${out}`)));
-  });
 }
 
 const PYTHON = '/usr/bin/python3';
@@ -120,7 +102,7 @@ main(async (args) => {
   const dir = mkdtempSync(join(tmpdir(), 'mb-bench-grpc-'));
   const session = await loadSession(CLS_PATH, { intraOpNumThreads: threads });
   const inputName = session.inputNames[0] as string;
-  const { child, httpPort, grpcPort } = await startServer();
+  const { child, httpPort, grpcPort = 0 } = await startServe(join(__dirname, '..'), [CLS_PATH, '--port', '0', '--grpc-port', '0', '--name', 'cls', '--max-batch-size', String(BATCH), '--log-level', 'warn']);
   const pid = child.pid!;
   try {
     // One request: one item as raw little-endian FP32, asked back as binary.
@@ -219,10 +201,7 @@ main(async (args) => {
     );
     writeResults('grpc', args, { grpcClient: h2load ? 'h2load' : clientName, secondClient: h2load ? { name: clientName, ...c } : undefined, threads, workers: 1, maxBatchSize: BATCH, concurrency: CONCURRENCY, seconds, model, http: h, grpc: g, rounds }, targets);
   } finally {
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
+    await stopServe(child);
     await session.release();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,7 +12,7 @@
  *
  *   SERVED_BEFORE=/tmp/before npx ts-node bench/served.ts --quick
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,6 +21,7 @@ import { loadSession } from '../src/onnx/load-session';
 import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
 import { alternate, fmt, main, median, now, pick, Progress, report, table, writeResults, type Side } from './harness';
 import { CLS_PATH } from './models';
+import { startServe, stopServe } from './serve-process';
 
 const ITEM_SHAPE = [3, 48, 192] as const;
 const ITEM_SIZE = 3 * 48 * 192;
@@ -83,31 +84,6 @@ function wrk(url: string, script: string, connections: number, seconds: number):
   });
 }
 
-/** Starts `microbatch serve` from `tree` on a free port; resolves with the process and its port. */
-function startServer(tree: string, profDir: string | undefined): Promise<{ child: ChildProcess; port: number }> {
-  const node = profDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profDir];
-  const child = spawn(process.execPath, [...node, join(tree, 'bin', 'microbatch.js'), 'serve', CLS_PATH, '--port', '0', '--name', 'cls', '--log-level', 'warn'], {
-    cwd: tree,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((done, fail) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m !== null) done({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => fail(new Error(`microbatch serve exited ${String(code)} before listening: ${out}`)));
-  });
-}
-
-function stopServer(child: ChildProcess): Promise<void> {
-  return new Promise((done) => {
-    child.once('exit', () => done());
-    child.kill('SIGTERM');
-  });
-}
-
 main(async (args) => {
   if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('the served scenario needs wrk (Debian: apt-get install -y wrk)');
   const reps = args.reps ?? pick(args, 3, 5);
@@ -156,7 +132,7 @@ main(async (args) => {
   const served = (name: string, tree: string): Side<Rep> => ({
     name,
     async run() {
-      const { child, port } = await startServer(tree, profDir);
+      const { child, httpPort: port } = await startServe(tree, [CLS_PATH, '--port', '0', '--name', 'cls', '--log-level', 'warn'], profDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profDir]);
       const url = `http://127.0.0.1:${port}/v2/models/cls/infer`;
       try {
         await wrk(url, script, 64, 1); // warm: the first batches of each size pay onnxruntime's first run
@@ -175,7 +151,7 @@ main(async (args) => {
           wrkCores: at64.cpu / seconds,
         };
       } finally {
-        await stopServer(child);
+        await stopServe(child);
       }
     },
   });

@@ -1,0 +1,41 @@
+/**
+ * `microbatch serve` as its own process for the served-path benchmarks (bench/served.ts,
+ * bench/grpc.ts): started from a checkout's built `dist/` on free ports, as a user runs it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+/** A running server: the process, its HTTP port, and its gRPC port when `--grpc-port` was given. */
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly httpPort: number;
+  readonly grpcPort?: number;
+}
+
+/**
+ * Starts `node <tree>/bin/microbatch.js serve <args>` (`node` flags first) and resolves once it
+ * prints where it listens: HTTP, and gRPC too when `args` has `--grpc-port`.
+ */
+export function startServe(tree: string, args: readonly string[], node: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...node, join(tree, 'bin', 'microbatch.js'), 'serve', ...args], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
+  const wantsGrpc = args.includes('--grpc-port');
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const http = /listening on http:\/\/[^ ]+:(\d+)/.exec(out);
+      const grpc = /listening for gRPC on [^ ]+:(\d+)/.exec(out);
+      if (http === null || (wantsGrpc && grpc === null)) return;
+      resolve({ child, httpPort: Number(http[1]), ...(grpc === null ? {} : { grpcPort: Number(grpc[1]) }) });
+    });
+    child.on('exit', (code) => reject(new Error(`microbatch serve exited ${String(code)} before listening (is dist/ built? npm run build): ${out}`)));
+  });
+}
+
+/** SIGTERM, then waits for the process to exit. */
+export function stopServe(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
