@@ -14,6 +14,7 @@ import { greedyPolicy, type LatencyModelView } from '../core/policy';
 import type { Servable } from '../core/servable';
 import { toExecutor, type BatchFunction, type Executor, type ReloadTarget } from '../executors/executor';
 import { runBatch } from './batch-run';
+import { mayGoAhead, sendAhead } from './batches-ahead';
 import { BurstClock } from './burst-clock';
 import type { ExecutorSwap, ReloadOptions } from './executor-swap';
 import { Lifecycle, type StopOptions } from './lifecycle';
@@ -94,6 +95,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   /** `#laneOk`, and nothing else stands in a plain request's way: one read per request. */
   #laneOpen = false;
   readonly #flushBound = (): void => this.#flush();
+  readonly #canGoAheadBound = (): boolean => this.#canGoAhead();
   readonly #afterNextTurnBound = (): void => void setImmediate(this.#flushBound);
   readonly #scheduleFlushBound = (): void => void process.nextTick(this.#flushBound);
 
@@ -410,31 +412,12 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (batch.length === 0) return; // everything waiting was just shed
       runBatch(s, new RequestBatch(batch), decision.reason);
     }
-    while (this.#canGoAhead()) {
-      if (lane.size > 0) {
-        runBatch(s, lane.take(o.maxBatchSize), 'full', true);
-        continue;
-      }
-      const batch = queue.take(o.maxBatchSize);
-      if (batch.length === 0) return;
-      runBatch(s, new RequestBatch(batch), 'full', true);
-    }
+    sendAhead(s, queue, lane, o.maxBatchSize, this.#canGoAheadBound);
   }
 
-  /**
-   * Whether a full batch may go to the executor ahead of a free slot: the executor holds batches
-   * ahead (`Executor.batchesAhead`), a full batch waits, and the policy is the window policy
-   * without priority levels, which releases a full batch the moment a slot frees anyway (so
-   * nothing but the time the model waited for the host changes). Other policies plan with the
-   * slots they see, a later request of a higher level could have gone first, and a host-side
-   * `batchTimeoutMs` would count the wait behind the running batch.
-   */
+  /** {@link mayGoAhead} on the host's state now (most executors hold none: one read per request while the slots are busy). */
   #canGoAhead(): boolean {
-    if (this.#batchesAhead <= 0) return false; // most executors: one read per request while the slots are busy
-    const o = this.#o;
-    const s = this.#s;
-    if (s.inFlight < o.maxConcurrentBatches || o.policy !== greedyPolicy || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || this.#life.draining) return false;
-    return s.inFlight < o.maxConcurrentBatches + this.#batchesAhead && this.#queue.rows + this.#lane.size >= o.maxBatchSize;
+    return this.#batchesAhead > 0 && mayGoAhead(this.#o, this.#batchesAhead, this.#s.inFlight, this.#queue.rows + this.#lane.size, this.#life.draining);
   }
 
   /**
