@@ -25,10 +25,9 @@ import * as ort from 'onnxruntime-node';
 import { INFERENCE_PROTO } from '../src/grpc';
 import { loadSession } from '../src/onnx';
 import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
-import { fmt, loadNote, main, median, now, pick, report, table, writeResults, type TargetResult } from './harness';
+import { fmt, loadNote, main, median, now, percentile, pick, report, table, writeResults, type TargetResult } from './harness';
 import { CLS_PATH } from './models';
-import { startServe, stopServe } from './serve-process';
-import { percentile } from './harness';
+import { cpuSeconds, startServe, stopServe } from './serve-process';
 import { seeded } from '../test/support/onnx-models';
 import { loadSync } from '@grpc/proto-loader';
 
@@ -45,17 +44,11 @@ interface Load {
   readonly cpuMs: number;
 }
 
-/** CPU seconds (user + system, every thread) a process has used so far. */
-function processCpu(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ on Linux
-}
-
 /** Runs `load` and adds the server process's CPU time per request. */
 async function measured(pid: number, load: () => Promise<Omit<Load, 'cpuMs'>>, seconds: number): Promise<Load> {
-  const before = processCpu(pid);
+  const before = cpuSeconds(`/proc/${pid}/stat`);
   const r = await load();
-  return { ...r, cpuMs: ((processCpu(pid) - before) * 1000) / (r.rps * seconds) };
+  return { ...r, cpuMs: ((cpuSeconds(`/proc/${pid}/stat`) - before) * 1000) / (r.rps * seconds) };
 }
 
 const PYTHON = '/usr/bin/python3';

@@ -3,7 +3,14 @@
  * bench/grpc.ts): started from a checkout's built `dist/` on free ports, as a user runs it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+/** CPU seconds (user + system) so far from a `/proc` stat file: a process's (`/proc/<pid>/stat`) or one thread's (`/proc/<pid>/task/<tid>/stat`). */
+export function cpuSeconds(statPath: string): number {
+  const fields = readFileSync(statPath, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ on Linux
+}
 
 /** A running server: the process, its HTTP port, and its gRPC port when `--grpc-port` was given. */
 export interface ServeProcess {

@@ -13,7 +13,7 @@
  *   SERVED_BEFORE=/tmp/before npx ts-node bench/served.ts --quick
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -21,7 +21,7 @@ import { loadSession } from '../src/onnx/load-session';
 import { sharedMachineThreads } from '../src/executors/worker/thread-budget';
 import { alternate, fmt, main, median, now, pick, Progress, report, table, writeResults, type Side } from './harness';
 import { CLS_PATH } from './models';
-import { startServe, stopServe } from './serve-process';
+import { cpuSeconds, startServe, stopServe } from './serve-process';
 
 const ITEM_SHAPE = [3, 48, 192] as const;
 const ITEM_SIZE = 3 * 48 * 192;
@@ -62,14 +62,9 @@ function parseWrk(text: string): { rps: number; p50: number; p99: number; errors
 
 /** CPU seconds (user + system) of a process's threads so far: [main thread, all threads]. */
 function threadCpu(pid: number): [number, number] {
-  const tick = 100; // USER_HZ on Linux
-  const of = (path: string): number => {
-    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / tick;
-  };
   let all = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) all += of(`/proc/${pid}/task/${tid}/stat`);
-  return [of(`/proc/${pid}/task/${pid}/stat`), all];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) all += cpuSeconds(`/proc/${pid}/task/${tid}/stat`);
+  return [cpuSeconds(`/proc/${pid}/task/${pid}/stat`), all];
 }
 
 /** wrk's run; bash's `times` adds wrk's own CPU seconds (user, system) as a last line. */

@@ -16,7 +16,6 @@ import type { Settlement } from './settlement';
  * @internal
  */
 export function mayGoAhead(o: ResolvedOptions, batchesAhead: number, inFlight: number, queuedRows: number, draining: boolean): boolean {
-  if (batchesAhead <= 0) return false; // most executors: one comparison per request while the slots are busy
   if (inFlight < o.maxConcurrentBatches || o.policy !== greedyPolicy || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || draining) return false;
   return inFlight < o.maxConcurrentBatches + batchesAhead && queuedRows >= o.maxBatchSize;
 }
