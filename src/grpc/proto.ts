@@ -3,6 +3,8 @@ import type * as Grpc from '@grpc/grpc-js';
 import type * as ProtoLoader from '@grpc/proto-loader';
 import { requireOptionalPeer } from '../core/optional-peer';
 import { LOADER_OPTIONS } from './messages';
+import { decodeModelInferRequest } from './wire/infer-request';
+import { encodeModelInferResponse, encodeModelStreamInferResponse } from './wire/infer-response';
 
 /**
  * The path of the service definition microbatch serves, `proto/inference.proto` in the package:
@@ -41,6 +43,21 @@ export interface GrpcRuntime {
 let cached: GrpcRuntime | undefined;
 
 /**
+ * The service with `ModelInfer` and `ModelStreamInfer` decoded and encoded by the hand-written
+ * codec of `wire/` instead of protobufjs: the per-call path (see docs/serving.md, "Throughput").
+ * The other RPCs keep proto-loader's, from the same .proto.
+ */
+function withInferCodec(service: Grpc.ServiceDefinition): Grpc.ServiceDefinition {
+  const { ModelInfer, ModelStreamInfer } = service as Record<string, Grpc.MethodDefinition<unknown, unknown>>;
+  if (ModelInfer === undefined || ModelStreamInfer === undefined) throw new Error(`microbatch/grpc: ${INFERENCE_PROTO} lacks ModelInfer or ModelStreamInfer`);
+  return {
+    ...service,
+    ModelInfer: { ...ModelInfer, requestDeserialize: decodeModelInferRequest, responseSerialize: encodeModelInferResponse },
+    ModelStreamInfer: { ...ModelStreamInfer, requestDeserialize: decodeModelInferRequest, responseSerialize: encodeModelStreamInferResponse },
+  } as Grpc.ServiceDefinition;
+}
+
+/**
  * Loads @grpc/grpc-js and @grpc/proto-loader on first use (optional peers: `microbatch serve`
  * without `--grpc-port` must work without them) and the service definition from the shipped .proto.
  * @internal
@@ -50,7 +67,7 @@ export function loadGrpcRuntime(load?: (id: string) => unknown): GrpcRuntime {
   const grpc = requireOptionalPeer<typeof Grpc>('@grpc/grpc-js', 'microbatch/grpc', load);
   const loader = requireOptionalPeer<typeof ProtoLoader>('@grpc/proto-loader', 'microbatch/grpc', load);
   const definition = loader.loadSync(INFERENCE_PROTO, LOADER_OPTIONS);
-  const runtime = { grpc, service: definition[SERVICE_NAME] as Grpc.ServiceDefinition };
+  const runtime = { grpc, service: withInferCodec(definition[SERVICE_NAME] as Grpc.ServiceDefinition) };
   if (load === undefined) cached = runtime;
   return runtime;
 }

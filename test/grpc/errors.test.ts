@@ -96,6 +96,17 @@ test('an RPC the server does not implement answers UNIMPLEMENTED', async () => {
   expect(e.code).toBe(grpc.status.UNIMPLEMENTED);
 });
 
+test('a ModelInfer message that is not protobuf is refused (grpc-js answers INTERNAL for any undecodable message) and the server goes on', async () => {
+  const e = await failure(
+    new Promise((resolve, reject) =>
+      client.raw.makeUnaryRequest('/inference.GRPCInferenceService/ModelInfer', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff, 0x7f]), (err, res) => (err ? reject(err) : resolve(res))),
+    ),
+  );
+  expect(e.code).toBe(grpc.status.INTERNAL);
+  expect(e.details).toMatch(/^Error deserializing request/);
+  expect(await client.unary('ServerLive', {})).toEqual({ live: true });
+});
+
 test('GRPC_STATUS maps every serving code to the gRPC status of the same name', () => {
   for (const [code, status] of Object.entries(GRPC_STATUS)) expect([code, grpc.status[status]]).toEqual([code, code.toUpperCase().replace('-', '_')]);
 });
