@@ -6,6 +6,7 @@ import type { ModelInferRequest, ModelRequest } from './messages';
 import { loadGrpcRuntime } from './proto';
 import { REASON_KEY } from './status';
 import { raiseFlowControl } from './flow-control';
+import { releaseReadBuffers } from './release-reads';
 import { handleStream, type OpenStream } from './stream';
 
 /**
@@ -152,6 +153,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     ModelConfig: reply('ModelConfig', (req: ModelRequest) => calls.modelConfig(req)),
     ModelStatistics: reply('ModelStatistics', (req: ModelRequest) => calls.modelStatistics(req)),
     ModelInfer: reply('ModelInfer', async (req: ModelInferRequest, call) => {
+      releaseReadBuffers(call); // the call may wait in the queue: keep only its tensor
       const abort = new AbortController();
       const onCancel = (): void => abort.abort(new Error('the client cancelled the call'));
       call.once('cancelled', onCancel);

@@ -4,6 +4,7 @@ import type { TensorData } from '../tensor/dtypes';
 import { msLeft, versionOf, type GrpcCalls } from './calls';
 import { tensorContents } from './contents';
 import { inputValues, plainParameters, rawEntries } from './infer-codec';
+import { releaseReadBuffers } from './release-reads';
 import type { InferOutputTensor, ModelInferRequest, ModelInferResponse, ModelStreamInferResponse } from './messages';
 
 type StreamCall = Grpc.ServerDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
@@ -81,6 +82,7 @@ export function handleStream(calls: GrpcCalls, call: StreamCall, open: Set<OpenS
   };
 
   call.on('data', (msg: ModelInferRequest) => {
+    releaseReadBuffers(call);
     pending++;
     const deadlineMs = msLeft(call.getDeadline());
     if (calls.core.registry.kindOf(msg.model_name ?? '') === 'generator') {
