@@ -70,6 +70,7 @@ export interface OtelInstrumentation {
  * | `microbatch.batch.run` | histogram, per batch | `s` | host |
  * | `microbatch.request.duration` | histogram, answered requests | `s` | host |
  * | `microbatch.requests` | counter | `{request}` | host, `microbatch.outcome` |
+ * | `microbatch.transport.requests` | counter of inference calls a serving core admitted for a watched host | `{request}` | host, `microbatch.transport` (`http`, `grpc`) |
  * | `microbatch.queue.depth` | observable gauge | `{request}` | host |
  * | `microbatch.batches.in_flight` | observable gauge | `{batch}` | host |
  * | `microbatch.cache.requests` | observable counter (hosts with `cache`) | `{request}` | host, `microbatch.cache.result` (`hit`, `shared`, `miss`) |
@@ -101,7 +102,10 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
   const spans = options.spans ?? true;
   const seconds = [...(options.secondsBuckets ?? SECONDS_BUCKETS)];
   // Requests a transport refused for a watched host before it saw them count as its own refusals.
-  const hosts = new HostSet((e) => requests.add(1, { 'microbatch.host': e.host, 'microbatch.outcome': e.outcome }));
+  const hosts = new HostSet(
+    (e) => requests.add(1, { 'microbatch.host': e.host, 'microbatch.outcome': e.outcome }),
+    (e) => byTransport.add(1, { 'microbatch.host': e.host, 'microbatch.transport': e.transport }),
+  );
   const rowBuckets = batchSizeBuckets(options.maxBatchSize ?? 128);
 
   const batchSize = meter.createHistogram('microbatch.batch.size', {
@@ -126,6 +130,7 @@ export function otelInstrumentation(options: OtelOptions = {}): OtelInstrumentat
     advice: { explicitBucketBoundaries: seconds },
   });
   const requests = meter.createCounter('microbatch.requests', { description: 'Requests settled, by outcome.', unit: '{request}' });
+  const byTransport = meter.createCounter('microbatch.transport.requests', { description: 'Inference calls a server admitted for the host, by transport (http, grpc).', unit: '{request}' });
   const depth = meter.createObservableGauge('microbatch.queue.depth', { description: 'Requests waiting in the queue.', unit: '{request}' });
   const inFlight = meter.createObservableGauge('microbatch.batches.in_flight', { description: 'Batches running now.', unit: '{batch}' });
   // The cache's counts live in host.stats (hits never reach the observer: they never queue).

@@ -16,6 +16,8 @@ import { otelInstrumentation } from '../../src/observe/otel';
 import { ControlledModel, settle, track } from '../support/controlled-model';
 import { GenerationHost } from '../../src/generate/generation-host';
 import type { StepInput } from '../../src/generate/options';
+import { channel } from 'node:diagnostics_channel';
+import { CHANNELS } from '../../src/core/observer';
 
 const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => {
@@ -86,6 +88,23 @@ describe('otelInstrumentation', () => {
     expect((m.get('microbatch.batch.run') as HistogramMetricData).dataPoints[0]!.value.sum).toBeCloseTo(0.006);
     expect(m.get('microbatch.request.duration')?.descriptor.unit).toBe('s');
     expect(m.get('microbatch.queue.depth')?.dataPoints[0]?.value).toBe(0);
+    await shutdown();
+  });
+
+  test('admitted calls by transport (CHANNELS.transport) count for a watched host only, and only while it is watched', async () => {
+    const { otel, metrics, shutdown } = setup();
+    const admit = (host: string, transport: 'http' | 'grpc'): void => channel(CHANNELS.transport).publish({ host, transport });
+    const door = new ModelHost(async (xs: readonly number[]) => xs, { name: 'door', maxBatchSize: 4 });
+    const unwatch = otel.watch(door);
+    admit('door', 'grpc');
+    admit('door', 'grpc');
+    admit('door', 'http');
+    admit('someone-else', 'http');
+    unwatch();
+    admit('door', 'http'); // no longer watched
+    const points = (await metrics()).get('microbatch.transport.requests')?.dataPoints.map((p) => [p.attributes['microbatch.host'], p.attributes['microbatch.transport'], p.value]);
+    expect(points).toEqual(expect.arrayContaining([['door', 'grpc', 2], ['door', 'http', 1]]));
+    expect(points).toHaveLength(2);
     await shutdown();
   });
 
