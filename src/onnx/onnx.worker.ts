@@ -39,5 +39,7 @@ export default async function onnxWorker(ctx: WorkerContext<OnnxWorkerData>) {
       return fetches === undefined ? session.run(wrapped) : session.run(wrapped, fetches);
     },
     stop: () => session.release(),
+    // session.run keeps nothing of its feeds once it resolves.
+    returnsBatch: true,
   };
 }

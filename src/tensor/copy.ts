@@ -1,5 +1,6 @@
 import { allocate, type TensorData, type TensorType } from './dtypes';
 import { sizeOf } from './tensor-like';
+import { takeBuffer } from './buffer-pool';
 
 /** Index access shared by typed arrays and `string[]`, for the element-wise copy loops. */
 type Elements = { [index: number]: unknown; readonly length: number };
@@ -99,8 +100,18 @@ export interface Block {
   readonly dims: readonly number[];
 }
 
+/** A typed array of `length` elements like `like` over a buffer a worker handed back, if one of that size is kept. */
+function reused(length: number, like: TensorData): TensorData | undefined {
+  if (Array.isArray(like)) return undefined;
+  const typed = like as Exclude<TensorData, readonly unknown[]> & { BYTES_PER_ELEMENT: number };
+  const buffer = takeBuffer(length * typed.BYTES_PER_ELEMENT);
+  if (buffer === undefined) return undefined;
+  const Ctor = typed.constructor as new (buffer: ArrayBuffer, byteOffset: number, length: number) => TensorData;
+  return new Ctor(buffer, 0, length);
+}
+
 /**
- * Concatenates blocks along `axis` into one newly allocated buffer, each block copied once and,
+ * Concatenates blocks along `axis` into one newly allocated (or reused) buffer, each block copied once and,
  * when `padAxis` is given, placed at the start of that axis of a batch `padTo` long, the rest
  * filled with `padValue`. All blocks must agree on every other axis (the batchers check first).
  * @internal
@@ -117,7 +128,8 @@ export function concatInto(
   for (const b of blocks) total += b.dims[axis] as number;
   dims[axis] = total;
   if (pad !== undefined) dims[pad.axis] = pad.length;
-  const data = allocate(type, sizeOf(dims), first.data);
+  // Without padding the blocks cover every element, so a reused buffer's old contents never show.
+  const data = (pad === undefined ? reused(sizeOf(dims), first.data) : undefined) ?? allocate(type, sizeOf(dims), first.data);
   if (pad !== undefined && pad.value !== 0 && pad.value !== 0n) {
     (data as Float64Array).fill(pad.value as number);
   } else if (Array.isArray(data)) {

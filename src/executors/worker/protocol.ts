@@ -51,6 +51,6 @@ export type ToWorker = { readonly kind: 'run'; readonly id: number; readonly bat
 export type FromWorker =
   | { readonly kind: 'ready' }
   | { readonly kind: 'start-failed'; readonly error: WireError }
-  | { readonly kind: 'result'; readonly id: number; readonly value: unknown }
+  | { readonly kind: 'result'; readonly id: number; readonly value: unknown; readonly spent?: readonly ArrayBuffer[] }
   | { readonly kind: 'failed'; readonly id: number; readonly error: WireError }
   | { readonly kind: 'stopped'; readonly error?: WireError };

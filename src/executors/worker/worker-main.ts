@@ -16,18 +16,27 @@ function send(message: FromWorker, transferList: ArrayBuffer[] = []): void {
   (port as NonNullable<typeof port>).postMessage(message, transferList);
 }
 
+/** The batch's buffers that the result does not use: what goes back for reuse when the target keeps none. */
+function spentBuffers(batch: unknown, result: readonly ArrayBuffer[]): ArrayBuffer[] {
+  const used = new Set(result);
+  return encodeForPost(batch, true).transferList.filter((b) => !used.has(b));
+}
+
 async function runOne(target: WorkerTarget, id: number, batch: unknown): Promise<void> {
   let value: unknown;
+  let decoded: unknown;
   try {
-    value = await target.run(decodeFromPost(batch, reviveTensorDefault));
+    decoded = decodeFromPost(batch, reviveTensorDefault);
+    value = await target.run(decoded);
   } catch (e) {
     send({ kind: 'failed', id, error: serializeError(e) });
     return;
   }
   // The result is this thread's own, so its buffers move instead of being copied.
   const moved = encodeForPost(value, true);
+  const spent = target.returnsBatch ? spentBuffers(decoded, moved.transferList) : [];
   try {
-    send({ kind: 'result', id, value: moved.value }, moved.transferList);
+    send({ kind: 'result', id, value: moved.value, ...(spent.length > 0 ? { spent } : {}) }, [...moved.transferList, ...spent]);
   } catch {
     // A buffer that cannot move (Node's pooled Buffer memory is marked untransferable): copy instead.
     try {

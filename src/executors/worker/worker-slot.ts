@@ -5,6 +5,7 @@ import type { FromWorker, ToWorker, WorkerBoot } from './protocol';
 import { spawnWorker, type SpawnPlan } from './spawn';
 import { decodeFromPost, type TensorReviver } from './transfer';
 import { reviveError } from './wire-error';
+import { giveBuffer } from '../../tensor/buffer-pool';
 
 /** Settings a slot needs from its executor. @internal */
 export interface SlotSettings {
@@ -165,6 +166,7 @@ export class WorkerSlot {
         if (job === undefined || job.id !== m.id) return; // a late answer to a batch that timed out
         this.#finishJob();
         if (m.kind === 'result') {
+          for (const b of m.spent ?? []) giveBuffer(b);
           try {
             job.resolve(decodeFromPost(m.value, this.#s.reviveTensor));
           } catch (e) {

@@ -21,6 +21,20 @@ export interface WorkerBatchObject<Batch = unknown, BatchOut = unknown> {
   run(batch: Batch): BatchOut | PromiseLike<BatchOut>;
   /** Releases what it holds (called once when the executor stops). */
   stop?(): void | PromiseLike<void>;
+  /**
+   * Set when `run` keeps nothing of the batch once it returns (no array of it cached, nothing
+   * still reading it): the batch's buffers then go back to the main thread with the answer, and
+   * the next batch of the same size is built in them instead of in fresh memory (buffers of
+   * 64 KiB and more; the ONNX workers of `createOnnxHost` do this). A batch function that keeps a
+   * batch array would find it emptied after it returns.
+   * @default false
+   *
+   * @example
+   * ```ts
+   * return { run: (batch: Float32Array) => predict(session, batch), returnsBatch: true };
+   * ```
+   */
+  readonly returnsBatch?: boolean;
 }
 
 /**
@@ -42,6 +56,8 @@ export type WorkerFactory<Batch = unknown, BatchOut = unknown, Data = unknown> =
 export interface WorkerTarget {
   run(batch: unknown): unknown;
   stop?(): unknown;
+  /** The batch object's `returnsBatch`. */
+  readonly returnsBatch: boolean;
 }
 
 // A real dynamic import, kept out of TypeScript's reach: compiled to CommonJS, `import()` becomes
@@ -88,7 +104,7 @@ export async function loadWorkerTarget(boot: WorkerBoot): Promise<WorkerTarget> 
   let made: unknown = exported;
   if (typeof exported === 'function') {
     made = await (exported as WorkerFactory)(boot.context);
-    if (typeof made === 'function') return { run: made as (b: unknown) => unknown };
+    if (typeof made === 'function') return { run: made as (b: unknown) => unknown, returnsBatch: false };
   }
   const obj = made as Partial<WorkerBatchObject> | null;
   if (typeof obj !== 'object' || obj === null || typeof obj.run !== 'function') {
@@ -99,5 +115,9 @@ export async function loadWorkerTarget(boot: WorkerBoot): Promise<WorkerTarget> 
     );
   }
   await obj.start?.(boot.context);
-  return { run: (b) => (obj.run as (x: unknown) => unknown).call(obj, b), ...(obj.stop !== undefined ? { stop: () => (obj.stop as () => unknown).call(obj) } : {}) };
+  return {
+    run: (b) => (obj.run as (x: unknown) => unknown).call(obj, b),
+    ...(obj.stop !== undefined ? { stop: () => (obj.stop as () => unknown).call(obj) } : {}),
+    returnsBatch: obj.returnsBatch === true,
+  };
 }
