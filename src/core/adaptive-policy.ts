@@ -176,13 +176,16 @@ export class AdaptivePolicy implements ReleasePolicy {
 
     let first = plan.first;
     let cut = false;
-    if (plan.late.length > 0 && !overloaded && readAll) {
+    if (plan.late.length > 0 && !overloaded && readAll && this.latencyModel.fit === 'line') {
       // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
       // (a short deadline at the head), not when the head is late anyway. Only when the plan saw
       // the whole queue, and never under sustained overload: with a backlog past the plan, or
       // arrivals beyond capacity, throughput is what is short, a smaller batch serves fewer rows
       // per millisecond, and the harm falls on requests the plan does not see (measured: cuts
-      // while a backlog grew took a 95%-loaded MLP from full batches to 26-row ones).
+      // while a backlog grew took a 95%-loaded MLP from full batches to 26-row ones). Nor on a
+      // guess (one batch size seen): it scales run time in proportion above that size, so to a
+      // model with a fixed cost any larger batch looks late (measured: a 10 + 0.1·n ms model at
+      // 150% load cut its second batch to 9 of 35 rows, a third of a batch lost per host start).
       const rows = this.#onTimeRows(first, now, c);
       if (rows < first.rows) {
         const smaller = this.#plan(kept, now, view, c, rows);
