@@ -33,8 +33,8 @@ const OVERLOAD_QUEUE_BATCHES = 1.5;
 export class Admission {
   /** The backlog grew past the budget (a certain miss was refused); ends when an arrival finds a slot free. */
   overload = false;
-  /** Requests refused so far. */
-  refused = 0;
+  /** Requests refused so far, by reason (see {@link microbatch!AdaptiveStats}). */
+  readonly refused = { certainMiss: 0, overQueue: 0, overBudget: 0 };
   #slots = Infinity;
   #maxBatchSize = 1;
   #budget = Infinity;
@@ -74,7 +74,7 @@ export class Admission {
     const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.marginMs;
     if (due === Infinity) return true;
     const max = this.#maxBatchSize;
-    if (this.overload && queuedRows > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse();
+    if (this.overload && queuedRows > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse('overQueue');
     const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
     const start = Math.max(request.enqueuedAt, firstEnd);
     const chain = Math.floor(ahead / slots) + 1;
@@ -84,17 +84,17 @@ export class Admission {
       // Only a request in the next batch that fails that bound is judged on its batch as it stands
       // (the decision may cut the batch short for it).
       if (ahead === 0 && start + (this.model.predict(queuedRows) as number) + spread < due) return true;
-      return this.#refuse();
+      return this.#refuse('overBudget');
     }
     if (start + chain * this.#fullMs - spread < due) return true;
     const own = queuedRows - ahead * max;
     if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) - spread < due) return true;
     this.overload = true;
-    return this.#refuse();
+    return this.#refuse('certainMiss');
   }
 
-  #refuse(): false {
-    this.refused++;
+  #refuse(reason: keyof Admission['refused']): false {
+    this.refused[reason]++;
     return false;
   }
 }

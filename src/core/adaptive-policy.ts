@@ -112,7 +112,8 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   /** Counters of what the policy decided so far. */
   get stats(): AdaptiveStats {
-    return { ...this.#stats, shedAtArrival: this.#admission.refused };
+    const r = this.#admission.refused;
+    return { ...this.#stats, shedAtArrival: r.certainMiss + r.overQueue + r.overBudget, refusedCertainMiss: r.certainMiss, refusedOverQueue: r.overQueue, refusedOverBudget: r.overBudget };
   }
 
   /**

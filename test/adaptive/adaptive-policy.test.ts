@@ -311,7 +311,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
     expect(decideOn(p, view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(decideOn(p, view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
   });
 
   /** Teaches a noisy line (b = 0, mean 10 ms, spread ~1 ms) and makes the policy see 4 rows/ms for `ms`. */
@@ -392,7 +392,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const reqs = Array.from({ length: 40 }, () => req(99, 115));
     const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
   });
 
   test('on arrival: refuses only a certain miss, which starts the overload; in overload keeps 1.5 full batches waiting; an arrival that finds a slot free ends it', () => {
@@ -411,10 +411,15 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     // ... 24 is not.
     expect(p.enqueued(req(101), 24, 1)).toBe(true);
     expect(p.stats.shedAtArrival).toBe(2);
+    // In overload a request behind the next batch whose own batch, counted full, ends past its due
+    // time is refused too: due at 130, one full batch ahead, its own ends at 178.
+    expect(p.enqueued(req(101, 130), 20, 1)).toBe(false);
+    // The reasons add up to shedAtArrival.
+    expect(p.stats).toMatchObject({ shedAtArrival: 3, refusedCertainMiss: 1, refusedOverQueue: 1, refusedOverBudget: 1 });
     // A free slot: the model ran out of work, so the load is below capacity; the overload ends.
     expect(p.enqueued(req(102), 1, 0)).toBe(true);
     expect(p.enqueued(req(102), 25, 1)).toBe(true);
-    expect(p.stats).toMatchObject({ shedAtArrival: 2, shedAlone: 0, shedOverload: 0 });
+    expect(p.stats).toMatchObject({ shedAtArrival: 3, shedAlone: 0, shedOverload: 0 });
   });
 
   test('a full batch is not cut for a head that is late anyway', () => {
