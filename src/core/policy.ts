@@ -140,14 +140,6 @@ export interface ReleasePolicy {
   enqueued?(request: QueuedRequestInfo, queuedRows?: number, inFlight?: number): boolean | void;
   /** Told about every finished batch (learning policies use it; others may omit it). */
   observe?(outcome: BatchOutcome): void;
-  /**
-   * Whether a full batch may go to an executor that holds batches ahead while every slot is busy,
-   * as the window policy's do (see `Executor.batchesAhead`): `true` when this policy would release
-   * a full batch the moment a slot frees anyway. Asked with a full batch waiting; the batch it lets
-   * go ahead is not shown to `decide()` (it counts in `inFlight`). Omitted: never, unless the
-   * policy is the window policy itself.
-   */
-  goesAhead?(): boolean;
   /** What the policy has learned about run time, if it learns (shown as `host.latencyModel`). */
   readonly latencyModel?: LatencyModelView;
 }

@@ -422,29 +422,6 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(p.stats).toMatchObject({ shedAtArrival: 3, shedAlone: 0, shedOverload: 0 });
   });
 
-  test('goes ahead only in overload; a batch sent ahead (never shown to decide) counts as running after the one before it', () => {
-    const p = new AdaptivePolicy();
-    teach(p, 10, 1); // a full batch of 16 takes 26 ms
-    expect(p.goesAhead()).toBe(false);
-    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
-    // A second batch went ahead: the host reports two in flight. It runs after the first (ends at
-    // 126), so it is predicted to end at 152.
-    expect(p.enqueued(req(101), 1, 2)).toBe(true);
-    p.observe({ rows: 16, requests: 16, runMs: 26, ok: true }); // the first batch ends
-    // At 127, 48 rows queued (due 227): the running batch ends at 152, then two full batches, then
-    // its own of 16 end at 230: a certain miss. (Counted from 127, as if nothing ran: 205, kept.)
-    expect(p.enqueued(req(127), 48, 1)).toBe(false);
-    expect(p.stats.refusedCertainMiss).toBe(1);
-    expect(p.goesAhead()).toBe(true);
-    // With a batch ahead again (two in flight, the second predicted to end at 178), the queue's
-    // first batch starts only after it: 16 rows at 127 end at 204, past a due time of 200.
-    expect(p.enqueued(req(127, 200), 16, 2)).toBe(false);
-    expect(p.enqueued(req(127, 205), 16, 2)).toBe(true);
-    // An arrival that finds a slot free ends the overload, and with it the batches ahead.
-    expect(p.enqueued(req(160), 1, 0)).toBe(true);
-    expect(p.goesAhead()).toBe(false);
-  });
-
   test('a full batch is not cut for a head that is late anyway', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
