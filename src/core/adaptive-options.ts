@@ -75,7 +75,7 @@ export interface AdaptiveStats {
   readonly refusedCertainMiss: number;
   /** Refused on arrival in overload: more than one and a half full batches per batch slot were waiting. */
   readonly refusedOverQueue: number;
-  /** Refused on arrival in overload: its batch, counted full and with the reserve of `k` standard deviations, would end at or past its due time. */
+  /** Refused on arrival in overload: its batch, counted full, would end at or past its due time on the mean. */
   readonly refusedOverBudget: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;

@@ -422,6 +422,26 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(p.stats).toMatchObject({ shedAtArrival: 3, shedAlone: 0, shedOverload: 0 });
   });
 
+  test('in overload an arrival is judged on the mean, not with the reserve: a request likely in time is kept', () => {
+    const p = new AdaptivePolicy();
+    // A spread model: full batches of 16 take 24 or 28 ms, a row alone 11.
+    for (let i = 0; i < 10; i++) p.observe({ rows: 16, requests: 16, runMs: i % 2 === 0 ? 24 : 28, ok: true });
+    for (let i = 0; i < 3; i++) p.observe({ rows: 1, requests: 1, runMs: 11, ok: true });
+    const full = p.latencyModel.predict(16) as number;
+    const reserve = p.latencyModel.k * Math.sqrt(2) * (p.latencyModel.stdMs(16) as number);
+    expect(reserve).toBeGreaterThan(2);
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    expect(p.enqueued(req(101), 90, 1)).toBe(false); // far past the budget: a certain miss, the overload starts
+    expect(p.stats.refusedCertainMiss).toBe(1);
+    // 20 rows waiting: one full batch ahead, its own after it, on the mean ending 1 ms before its
+    // due time (and past it with the reserve): kept.
+    const end = 100 + full + 2 * full;
+    expect(p.enqueued(req(101, end + 1), 20, 1)).toBe(true);
+    // Ending on the mean at its due time: refused (over budget).
+    expect(p.enqueued(req(101, end), 20, 1)).toBe(false);
+    expect(p.stats).toMatchObject({ refusedCertainMiss: 1, refusedOverBudget: 1, shedAtArrival: 2 });
+  });
+
   test('a full batch is not cut for a head that is late anyway', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
