@@ -13,10 +13,19 @@
  * refusal, from the moment it was issued (p50/p99). Live runs on a shared machine: read the
  * medians, and the A/B on the same arrivals, not one run.
  *
+ * Two aids to tell why adaptive serves less than a bound where it does: adaptive's refusals by
+ * reason (`policy.stats`) and its learned full-batch run time, and a control, window 0 with a
+ * bound of 64 but without batches ahead (the window policy alone hands a busy worker its next full
+ * batch early, `Executor.batchesAhead`; a policy object of its own, here the window policy
+ * wrapped, does not get that, and neither does adaptive), so that what batches ahead do to a
+ * bound shows.
+ *
  *   npx ts-node bench/overload-live.ts --quick
  */
 import { performance } from 'node:perf_hooks';
 import { Tensor } from 'onnxruntime-node';
+import { AdaptivePolicy, type AdaptiveStats } from '../src/core/adaptive-policy';
+import { greedyPolicy, type ReleasePolicy } from '../src/core/policy';
 import { createOnnxHost } from '../src/onnx';
 import type { OnnxFeeds, ServingHost } from '../src/onnx';
 import { closedLoop, fmt, main, median, percentile, pick, poissonSchedule, Progress, report, table, writeResults, type TargetResult } from './harness';
@@ -29,7 +38,16 @@ const ITEM = 3 * 48 * 192;
 
 interface Setting {
   readonly name: string;
-  readonly options: Record<string, unknown>;
+  /** The host's options; a function makes them per run (a policy instance is one per host). */
+  readonly options: Record<string, unknown> | (() => Record<string, unknown>);
+}
+/** The window policy as a policy object of its own: the same decisions, but no batches ahead. */
+const windowWithoutAhead: ReleasePolicy = { name: 'window 0 (no batches ahead)', decide: (view) => greedyPolicy.decide(view) };
+/** Adaptive's counters in one run, and what it learned of a full batch. */
+interface AdaptiveRun {
+  readonly stats: AdaptiveStats;
+  readonly fullMs: number;
+  readonly fullSdMs: number;
 }
 interface Run {
   readonly goodput: number;
@@ -38,6 +56,7 @@ interface Run {
   readonly refusedP50: number;
   readonly refusedP99: number;
   readonly refusedFast: number;
+  readonly meanBatch: number;
 }
 
 /** One item per request, fed by the model's input name once the host has loaded it. */
@@ -101,11 +120,13 @@ main(async (args) => {
   await probe.stop();
   const capacity = cap.throughput; // items per second
   const settings: Setting[] = [
-    { name: 'adaptive', options: { policy: 'adaptive', maxLatencyMs: BUDGET_MS } },
+    { name: 'adaptive', options: () => ({ policy: new AdaptivePolicy(), maxLatencyMs: BUDGET_MS }) },
     { name: 'window 0', options: {} },
     ...BOUNDS.map((q) => ({ name: `window 0, maxQueueSize ${q}`, options: { maxQueueSize: q } })),
+    { name: 'window 0, maxQueueSize 64, no batches ahead', options: { maxQueueSize: 64, policy: windowWithoutAhead } },
   ];
   const out: Record<string, Record<string, Run[]>> = {};
+  const adaptiveRuns: Record<string, AdaptiveRun[]> = {};
   const total = LOADS.length * reps * settings.length;
   let count = 0;
   for (const load of LOADS) {
@@ -115,10 +136,16 @@ main(async (args) => {
       const schedule = poissonSchedule(load * capacity, seconds * 1000, 7000 + rep);
       for (let k = 0; k < settings.length; k++) {
         const s = settings[(k + rep) % settings.length] as Setting;
-        const h = await host(s.options);
+        const options = typeof s.options === 'function' ? s.options() : s.options;
+        const h = await host(options);
         await h.inference(items[0] as OnnxFeeds); // the worker's session warm
         const r = await drive(h, schedule);
         await h.stop();
+        const policy = options.policy;
+        if (policy instanceof AdaptivePolicy) {
+          const m = policy.latencyModel;
+          (adaptiveRuns[key] ??= []).push({ stats: policy.stats, fullMs: m.predict(32) ?? NaN, fullSdMs: m.stdMs(32) ?? NaN });
+        }
         const refusals = r.refusals.sort((x, y) => x - y);
         (cells[s.name] ??= []).push({
           goodput: r.onTime / (r.spanMs / 1000) / capacity,
@@ -127,6 +154,7 @@ main(async (args) => {
           refusedP50: refusals.length === 0 ? 0 : percentile(refusals, 50),
           refusedP99: refusals.length === 0 ? 0 : percentile(refusals, 99),
           refusedFast: refusals.length === 0 ? 1 : refusals.filter((t) => t <= 1).length / refusals.length,
+          meanBatch: h.stats.meanBatchSize,
         });
         progress.update(`${++count}/${total} ${key}: ${s.name}`);
       }
@@ -139,9 +167,18 @@ main(async (args) => {
   for (const [key, cells] of Object.entries(out)) {
     const rows = settings.map((s) => {
       const c = cells[s.name];
-      return [s.name, `${fmt(100 * med(c, 'goodput'), 1)}%`, fmt(med(c, 'refusedP50'), 2), fmt(med(c, 'refusedP99'), 2), `${fmt(100 * med(c, 'refusedFast'), 1)}%`, fmt(med(c, 'late'), 0), fmt(med(c, 'refused'), 0)];
+      return [s.name, `${fmt(100 * med(c, 'goodput'), 1)}%`, fmt(med(c, 'refusedP50'), 2), fmt(med(c, 'refusedP99'), 2), `${fmt(100 * med(c, 'refusedFast'), 1)}%`, fmt(med(c, 'late'), 0), fmt(med(c, 'refused'), 0), fmt(med(c, 'meanBatch'), 2)];
     });
-    sections.push({ heading: key, text: table(['setting', 'goodput (of capacity)', 'refusal p50 ms', 'refusal p99 ms', 'refused within 1 ms', 'late', 'refused'], rows) });
+    sections.push({ heading: key, text: table(['setting', 'goodput (of capacity)', 'refusal p50 ms', 'refusal p99 ms', 'refused within 1 ms', 'late', 'refused', 'mean batch'], rows) });
+    const runs = adaptiveRuns[key] ?? [];
+    const stat = (k: keyof AdaptiveStats): string => fmt(median(runs.map((r) => r.stats[k])), 0);
+    sections.push({
+      heading: `${key}: adaptive's refusals by reason, and its learned full batch (medians)`,
+      text: table(
+        ['on arrival: certain miss', 'on arrival: over 1.5 batches', 'on arrival: over budget', 'in the plan (overload)', 'alone', 'full batch ms', 'its sd ms'],
+        [[stat('refusedCertainMiss'), stat('refusedOverQueue'), stat('refusedOverBudget'), stat('shedOverload'), stat('shedAlone'), fmt(median(runs.map((r) => r.fullMs)), 2), fmt(median(runs.map((r) => r.fullSdMs)), 2)]],
+      ),
+    });
     const adaptive = med(cells.adaptive, 'goodput');
     const unbounded = med(cells['window 0'], 'goodput');
     let best = { name: '', goodput: -1 };
@@ -156,8 +193,11 @@ main(async (args) => {
       { name: `${key}: adaptive / window 0 with its best bound (${best.name})`, value: adaptive / best.goodput, target: '>= 1.0', pass: adaptive / best.goodput >= 1.0 },
       { name: `${key}: adaptive's refusal p99 (ms)`, value: p99, target: '<= 1', pass: p99 <= 1 },
     );
+    // The control, not a target: the same bound without the engine's batches ahead, as adaptive runs.
+    const control = med(cells['window 0, maxQueueSize 64, no batches ahead'], 'goodput');
+    targets.push({ name: `${key}: (control) adaptive / window 0, maxQueueSize 64 without batches ahead`, value: adaptive / control, target: '>= 1.0', pass: adaptive / control >= 1.0 });
   }
   report(`Overload on the classifier (live, one worker × one onnxruntime thread, capacity ${fmt(capacity, 0)} items/s; medians of ${reps} runs × ${seconds} s)`, sections, targets);
-  writeResults('overload-live', args, { budgetMs: BUDGET_MS, seconds, reps, capacity, loads: LOADS, bounds: BOUNDS, cells: out }, targets);
+  writeResults('overload-live', args, { budgetMs: BUDGET_MS, seconds, reps, capacity, loads: LOADS, bounds: BOUNDS, cells: out, adaptive: adaptiveRuns }, targets);
 });
 

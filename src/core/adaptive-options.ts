@@ -65,8 +65,18 @@ export interface AdaptiveStats {
   readonly shedAlone: number;
   /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
   readonly shedOverload: number;
-  /** Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once that happened (overload), beyond one and a half full batches per slot waiting. */
+  /**
+   * Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once
+   * that happened (overload), beyond one and a half full batches per slot waiting. The sum of the
+   * three `refused…` counters below.
+   */
   readonly shedAtArrival: number;
+  /** Refused on arrival outside overload: certain to miss its budget behind the backlog ahead (each such refusal starts an overload). */
+  readonly refusedCertainMiss: number;
+  /** Refused on arrival in overload: more than one and a half full batches per batch slot were waiting. */
+  readonly refusedOverQueue: number;
+  /** Refused on arrival in overload: its batch, counted full, would end at or past its due time on the mean. */
+  readonly refusedOverBudget: number;
   /** Times the policy chose to wait for a fuller batch while the model was idle. */
   readonly waits: number;
   /** Batches made smaller than the queue allowed because that left fewer requests late. */

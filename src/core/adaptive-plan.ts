@@ -1,7 +1,7 @@
-import type { QueuedRequestInfo } from './policy';
+import type { QueuedRequestInfo, QueueView } from './policy';
 
-// The shapes the adaptive policy plans with (see AdaptivePolicy's #plan): read on every decision,
-// so they are plain objects and arrays. @internal
+// The adaptive policy's plan of the queue: its shapes (read on every decision, so plain objects and
+// arrays) and the functions that build it. @internal
 
 export interface Item {
   readonly info: QueuedRequestInfo;
@@ -39,4 +39,87 @@ export interface Costs {
   floor(rows: number): number;
   /** Standard deviations kept in reserve. */
   readonly k: number;
+}
+
+/**
+ * Plans the kept requests in queue order: the first batch takes up to `firstRows` rows (stopping
+ * at the first request that does not fit, as the queue does), later ones are full; each starts
+ * on the slot that frees first. A request is late when its batch's chained mean end plus `k`
+ * standard deviations of the chain reaches its due time. Plans `planBatches` full batches' rows.
+ * `running`: the predicted ends of the batches running, in the order they end.
+ */
+export function planQueue(kept: readonly Item[], now: number, view: QueueView, c: Costs, firstRows: number, running: readonly Slot[], planBatches: number): Plan {
+  const slots: Slot[] = [];
+  for (let i = 1; i < view.freeSlots; i++) slots.push({ at: now, variance: 0 });
+  for (const r of running) slots.push({ at: Math.max(now, r.at), variance: r.variance });
+  const late: Item[] = [];
+  const likelyLate: Item[] = [];
+  const horizon = planBatches * view.maxBatchSize;
+  let planned = 0;
+  let slot: Slot = { at: now, variance: 0 };
+  let limit = firstRows;
+  let first: PlannedBatch | undefined;
+  let i = 0;
+  while (i < kept.length && planned < horizon) {
+    const batch: PlannedBatch = { rows: 0, members: [] };
+    for (; i < kept.length; i++) {
+      const it = kept[i] as Item;
+      if (batch.members.length > 0 && batch.rows + it.rows > limit) break;
+      batch.rows += it.rows;
+      batch.members.push(it);
+    }
+    first ??= batch;
+    const sd = c.std(batch.rows);
+    const end = slot.at + c.mean(batch.rows);
+    const variance = slot.variance + sd * sd;
+    const finish = end + c.k * Math.sqrt(variance);
+    for (const it of batch.members) {
+      if (finish < it.due) continue;
+      late.push(it);
+      if (end >= it.due) likelyLate.push(it);
+    }
+    planned += batch.rows;
+    slots.push({ at: end, variance });
+    slots.sort((x, y) => x.at - y.at);
+    slot = slots.shift() as Slot;
+    limit = view.maxBatchSize;
+  }
+  return { first: first as PlannedBatch, late, likelyLate };
+}
+
+/** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
+export function onTimeRows(batch: PlannedBatch, now: number, c: Costs): number {
+  let rows = 0;
+  let due = Infinity;
+  for (const it of batch.members) {
+    const r = rows + it.rows;
+    const d = Math.min(due, it.due);
+    if (rows > 0 && now + c.mean(r) + c.k * c.std(r) >= d) break;
+    rows = r;
+    due = d;
+  }
+  return rows;
+}
+
+/**
+ * True when no queued request can be late, by a bound on the plan: its batches all full-sized,
+ * chained on the slot that frees last, each with the largest spread of any size, against `due`,
+ * the earliest due time in the whole queue (a deadline loop over the queue's entries, where the
+ * plan builds an item per request it reads: 16 µs a decision at a 256-request backlog, 32 µs at
+ * 960).
+ */
+export function nobodyLate(view: QueueView, c: Costs, due: number, running: readonly Slot[], planBatches: number): boolean {
+  const max = view.maxBatchSize;
+  const rows = Math.min(view.queuedRows, planBatches * max);
+  // Requests of several rows may leave batches short: packed in order, two neighbouring batches
+  // always hold more than `max` rows, so there are at most 2·⌈rows / max⌉ of them.
+  const batches = view.queuedRows === view.queuedRequests ? Math.ceil(rows / max) : Math.min(view.queuedRequests, 2 * Math.ceil(rows / max));
+  let start = view.now;
+  let variance = 0;
+  for (const r of running) {
+    if (r.at > start) start = r.at;
+    if (r.variance > variance) variance = r.variance;
+  }
+  const sd = c.maxStd(max);
+  return start + batches * c.mean(max) + c.k * Math.sqrt(variance + batches * sd * sd) < due;
 }

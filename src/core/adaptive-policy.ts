@@ -3,7 +3,7 @@ import { Admission } from './adaptive-admission';
 import { Arrivals } from './adaptive-arrivals';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
-import type { Costs, Item, Plan, PlannedBatch, Slot } from './adaptive-plan';
+import { nobodyLate, onTimeRows, planQueue, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
 import type { BatchOutcome, QueuedRequestInfo, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './policy';
 
 // The options and counters are declared in adaptive-options.ts, the plan's shapes in adaptive-plan.ts.
@@ -112,7 +112,8 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   /** Counters of what the policy decided so far. */
   get stats(): AdaptiveStats {
-    return { ...this.#stats, shedAtArrival: this.#admission.refused };
+    const r = this.#admission.refused;
+    return { ...this.#stats, shedAtArrival: r.certainMiss + r.overQueue + r.overBudget, refusedCertainMiss: r.certainMiss, refusedOverQueue: r.overQueue, refusedOverBudget: r.overBudget };
   }
 
   /**
@@ -140,7 +141,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     // A backlog of a full batch or more that a bound on the plan shows on time: the plan would shed
     // nobody, cut nothing and release a full batch, so release it without building the plan. This
     // is the decision at every batch under high load, where its cost is throughput lost.
-    if (view.queuedRows >= view.maxBatchSize && this.#nobodyLate(view, c)) return this.#release('full', view.maxBatchSize, now, c, NONE_SHED);
+    if (view.queuedRows >= view.maxBatchSize && nobodyLate(view, c, this.#earliestDue(view), this.#running, this.#planBatches)) return this.#release('full', view.maxBatchSize, now, c, NONE_SHED);
     // Below a full batch, the same when no wait can pay: the plan would shed nobody and release the
     // whole queue as one batch. This is the decision at every batch at moderate load (the plan
     // built an item per request queued).
@@ -153,7 +154,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     // Everything the scan read was kept or shed: no backlog lies past the plan.
     const readAll = kept.length + shed.length >= view.queuedRequests;
 
-    let plan = this.#plan(kept, now, view, c, view.maxBatchSize);
+    let plan = planQueue(kept, now, view, c, view.maxBatchSize, this.#running, this.#planBatches);
     const overloaded = plan.late.length > 0 && this.#overloaded(view, now);
     if (overloaded) {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and
@@ -170,22 +171,25 @@ export class AdaptivePolicy implements ReleasePolicy {
           this.#stats.shedOverload++;
         }
         kept = kept.filter((it) => !doomed.has(it));
-        plan = this.#plan(kept, now, view, c, view.maxBatchSize);
+        plan = planQueue(kept, now, view, c, view.maxBatchSize, this.#running, this.#planBatches);
       }
     }
 
     let first = plan.first;
     let cut = false;
-    if (plan.late.length > 0 && !overloaded && readAll) {
+    if (plan.late.length > 0 && !overloaded && readAll && this.latencyModel.fit === 'line') {
       // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
       // (a short deadline at the head), not when the head is late anyway. Only when the plan saw
       // the whole queue, and never under sustained overload: with a backlog past the plan, or
       // arrivals beyond capacity, throughput is what is short, a smaller batch serves fewer rows
       // per millisecond, and the harm falls on requests the plan does not see (measured: cuts
-      // while a backlog grew took a 95%-loaded MLP from full batches to 26-row ones).
-      const rows = this.#onTimeRows(first, now, c);
+      // while a backlog grew took a 95%-loaded MLP from full batches to 26-row ones). Nor on a
+      // guess (one batch size seen): it scales run time in proportion above that size, so to a
+      // model with a fixed cost any larger batch looks late (measured: a 10 + 0.1·n ms model at
+      // 150% load cut its second batch to 9 of 35 rows, a third of a batch lost per host start).
+      const rows = onTimeRows(first, now, c);
       if (rows < first.rows) {
-        const smaller = this.#plan(kept, now, view, c, rows);
+        const smaller = planQueue(kept, now, view, c, rows, this.#running, this.#planBatches);
         if (smaller.late.length < plan.late.length) {
           first = smaller.first;
           cut = true;
@@ -227,29 +231,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     return this.latencyModel.fit === 'none' ? NOTHING_LEARNED : this.#learned;
   }
 
-  /**
-   * True when no queued request can be late, by a bound on the plan: its batches all full-sized,
-   * chained on the slot that frees last, each with the largest spread of any size, against the
-   * earliest due time in the whole queue (a deadline loop over the queue's entries, where the plan
-   * builds an item per request it reads: 16 µs a decision at a 256-request backlog, 32 µs at 960).
-   */
-  #nobodyLate(view: QueueView, c: Costs): boolean {
-    const max = view.maxBatchSize;
-    const due = this.#earliestDue(view);
-    const rows = Math.min(view.queuedRows, this.#planBatches * max);
-    // Requests of several rows may leave batches short: packed in order, two neighbouring batches
-    // always hold more than `max` rows, so there are at most 2·⌈rows / max⌉ of them.
-    const batches = view.queuedRows === view.queuedRequests ? Math.ceil(rows / max) : Math.min(view.queuedRequests, 2 * Math.ceil(rows / max));
-    let start = view.now;
-    let variance = 0;
-    for (const r of this.#running) {
-      if (r.at > start) start = r.at;
-      if (r.variance > variance) variance = r.variance;
-    }
-    const sd = c.maxStd(max);
-    return start + batches * c.mean(max) + c.k * Math.sqrt(variance + batches * sd * sd) < due;
-  }
-
   /** The earliest due time in the queue, reading its deadlines only while one may be queued. */
   #earliestDue(view: QueueView): number {
     // The queue's deadline loop is O(backlog): skipped while no queued request can have a deadline.
@@ -271,20 +252,6 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** The release reason of a batch not full: `timer` when it ends the wait begun for this queue. */
   #woke(view: QueueView): ReleaseReason {
     return this.#waitingUntil > -Infinity && view.now >= this.#waitingUntil && this.#waitingFor === view.oldestEnqueuedAt ? 'timer' : 'idle';
-  }
-
-  /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
-  #onTimeRows(batch: PlannedBatch, now: number, c: Costs): number {
-    let rows = 0;
-    let due = Infinity;
-    for (const it of batch.members) {
-      const r = rows + it.rows;
-      const d = Math.min(due, it.due);
-      if (rows > 0 && now + c.mean(r) + c.k * c.std(r) >= d) break;
-      rows = r;
-      due = d;
-    }
-    return rows;
   }
 
   /** True when arrivals over the last `overloadMs` came faster than full batches can serve them. */
@@ -338,51 +305,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     }
     // A wait the timers cannot keep would cost more than it was planned to: release now.
     return until - view.now < this.#minWaitMs ? undefined : until;
-  }
-
-  /**
-   * Plans the kept requests in queue order: the first batch takes up to `firstRows` rows (stopping
-   * at the first request that does not fit, as the queue does), later ones are full; each starts
-   * on the slot that frees first. A request is late when its batch's chained mean end plus `k`
-   * standard deviations of the chain reaches its due time. Plans `planBatches` full batches' rows.
-   */
-  #plan(kept: readonly Item[], now: number, view: QueueView, c: Costs, firstRows: number): Plan {
-    const slots: Slot[] = [];
-    for (let i = 1; i < view.freeSlots; i++) slots.push({ at: now, variance: 0 });
-    for (const r of this.#running) slots.push({ at: Math.max(now, r.at), variance: r.variance });
-    const late: Item[] = [];
-    const likelyLate: Item[] = [];
-    const horizon = this.#planBatches * view.maxBatchSize;
-    let planned = 0;
-    let slot: Slot = { at: now, variance: 0 };
-    let limit = firstRows;
-    let first: PlannedBatch | undefined;
-    let i = 0;
-    while (i < kept.length && planned < horizon) {
-      const batch: PlannedBatch = { rows: 0, members: [] };
-      for (; i < kept.length; i++) {
-        const it = kept[i] as Item;
-        if (batch.members.length > 0 && batch.rows + it.rows > limit) break;
-        batch.rows += it.rows;
-        batch.members.push(it);
-      }
-      first ??= batch;
-      const sd = c.std(batch.rows);
-      const end = slot.at + c.mean(batch.rows);
-      const variance = slot.variance + sd * sd;
-      const finish = end + c.k * Math.sqrt(variance);
-      for (const it of batch.members) {
-        if (finish < it.due) continue;
-        late.push(it);
-        if (end >= it.due) likelyLate.push(it);
-      }
-      planned += batch.rows;
-      slots.push({ at: end, variance });
-      slots.sort((x, y) => x.at - y.at);
-      slot = slots.shift() as Slot;
-      limit = view.maxBatchSize;
-    }
-    return { first: first as PlannedBatch, late, likelyLate };
   }
 
   /**

@@ -49,6 +49,13 @@ export interface SimModel {
   readonly blocking?: boolean;
 }
 
+/** Outcomes by send time, one entry per bin (see {@link SimResult.timeline}). */
+export interface SimTimeline {
+  readonly onTime: number[];
+  readonly late: number[];
+  readonly refused: number[];
+}
+
 /** One configuration to simulate. */
 export type SimPolicy = { readonly kind: 'fixed'; readonly maxDelayMs: number; readonly maxQueueSize?: number } | { readonly kind: 'adaptive'; readonly options?: AdaptivePolicyOptions };
 
@@ -67,6 +74,14 @@ export interface SimResult {
   readonly overSlo: number;
   /** Answered requests slower than the SLO among those sent at or after `t` ms. */
   overSloSentFrom(t: number): number;
+  /** Requests answered within the SLO among those sent at or after `t` ms (goodput after an onset). */
+  onTimeSentFrom(t: number): number;
+  /**
+   * Every request's outcome counted by when it was sent, in bins of `binMs` from 0: answered in
+   * time, answered late, refused (shed, queue full or timed out). Shows where goodput goes over a
+   * run, e.g. the onset of an overload against its steady state.
+   */
+  timeline(binMs: number): SimTimeline;
   /** `host.stats.rejected.deadline` at the end. */
   readonly rejectedDeadline: number;
   /** The adaptive policy's own counters and learned model (adaptive runs only). */
@@ -152,6 +167,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   const answers: Array<{ sent: number; latency: number }> = [];
   let shed = 0;
   const refusals: number[] = [];
+  const refusedSent: number[] = [];
   let i = 0;
   let running = 0;
   const send = (sent: number): void => {
@@ -163,6 +179,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
       () => {
         shed++;
         refusals.push(clock.now() - sent);
+        refusedSent.push(sent);
       },
     );
   };
@@ -196,6 +213,7 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
   await host.stop();
   latencies.sort((x, y) => x - y);
   const stats = host.stats;
+  const slo = m.maxLatencyMs + 1e-9;
   return {
     answered: latencies.length,
     latencies,
@@ -205,8 +223,20 @@ export async function simulate(m: SimModel, policy: SimPolicy, arrivals: readonl
     p99: quantile(latencies, 0.99),
     max: latencies.at(-1) ?? NaN,
     meanBatch: stats.meanBatchSize,
-    overSlo: latencies.filter((l) => l > m.maxLatencyMs + 1e-9).length,
-    overSloSentFrom: (t) => answers.filter((a) => a.sent >= t && a.latency > m.maxLatencyMs + 1e-9).length,
+    overSlo: latencies.filter((l) => l > slo).length,
+    overSloSentFrom: (t) => answers.filter((a) => a.sent >= t && a.latency > slo).length,
+    onTimeSentFrom: (t) => answers.filter((a) => a.sent >= t && a.latency <= slo).length,
+    timeline: (binMs) => {
+      const bins = Math.max(1, Math.ceil(((arrivals.at(-1) ?? 0) + 1e-9) / binMs));
+      const out: SimTimeline = { onTime: new Array<number>(bins).fill(0), late: new Array<number>(bins).fill(0), refused: new Array<number>(bins).fill(0) };
+      const count = (into: number[], sent: number): void => {
+        const k = Math.min(bins - 1, Math.floor(sent / binMs));
+        into[k] = (into[k] as number) + 1;
+      };
+      for (const a of answers) count(a.latency <= slo ? out.onTime : out.late, a.sent);
+      for (const sent of refusedSent) count(out.refused, sent);
+      return out;
+    },
     rejectedDeadline: stats.rejected.deadline,
     ...(adaptive === undefined ? {} : { adaptive: { stats: adaptive.stats, model: adaptive.latencyModel.toJSON() } }),
   };

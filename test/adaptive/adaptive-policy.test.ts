@@ -114,6 +114,22 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(decideOn(p, view({ reqs: [req(99, 101)] }))).toMatchObject({ release: false, shed: [{ deadline: 101 }] }); // 100 + 2 >= 101
   });
 
+  test('one size learned: a larger batch the guess scales past the budget is not cut (the guess knows no fixed cost)', () => {
+    const p = new AdaptivePolicy();
+    // A first batch of one row took 9.8 ms: the guess scales it in proportion, 35 rows to 343 ms,
+    // while a model with a fixed cost (10 + 0.1·n ms here) runs them in 13.5.
+    p.observe({ rows: 1, requests: 1, runMs: 9.8, ok: true });
+    expect(p.latencyModel.fit).toBe('single-size');
+    const reqs = Array.from({ length: 35 }, (_, i) => req(90 + i * 0.1));
+    // With a line fitted the same queue would be cut to the rows that end in time (9 here); on the
+    // guess it goes as a full batch.
+    expect(decideOn(p, view({ now: 100, maxBatchSize: 32, maxLatencyMs: 100, reqs }))).toEqual({ release: true, maxRows: 32, reason: 'full' });
+    expect(p.stats.deadlineLimited).toBe(0);
+    const q = new AdaptivePolicy();
+    teach(q, 0, 9.8, [1, 2]); // a line, through the same point: 35 rows would take 343 ms
+    expect(decideOn(q, view({ now: 100, maxBatchSize: 32, maxLatencyMs: 100, reqs }))).toMatchObject({ release: true, reason: 'deadline' });
+  });
+
   test('maxLatencyMs counts as a deadline from each request\'s enqueue time', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
@@ -295,7 +311,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
     expect(decideOn(p, view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(decideOn(p, view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
   });
 
   /** Teaches a noisy line (b = 0, mean 10 ms, spread ~1 ms) and makes the policy see 4 rows/ms for `ms`. */
@@ -376,7 +392,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const reqs = Array.from({ length: 40 }, () => req(99, 115));
     const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
   });
 
   test('on arrival: refuses only a certain miss, which starts the overload; in overload keeps 1.5 full batches waiting; an arrival that finds a slot free ends it', () => {
@@ -395,10 +411,35 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     // ... 24 is not.
     expect(p.enqueued(req(101), 24, 1)).toBe(true);
     expect(p.stats.shedAtArrival).toBe(2);
+    // In overload a request behind the next batch whose own batch, counted full, ends past its due
+    // time is refused too: due at 130, one full batch ahead, its own ends at 178.
+    expect(p.enqueued(req(101, 130), 20, 1)).toBe(false);
+    // The reasons add up to shedAtArrival.
+    expect(p.stats).toMatchObject({ shedAtArrival: 3, refusedCertainMiss: 1, refusedOverQueue: 1, refusedOverBudget: 1 });
     // A free slot: the model ran out of work, so the load is below capacity; the overload ends.
     expect(p.enqueued(req(102), 1, 0)).toBe(true);
     expect(p.enqueued(req(102), 25, 1)).toBe(true);
-    expect(p.stats).toMatchObject({ shedAtArrival: 2, shedAlone: 0, shedOverload: 0 });
+    expect(p.stats).toMatchObject({ shedAtArrival: 3, shedAlone: 0, shedOverload: 0 });
+  });
+
+  test('in overload an arrival is judged on the mean, not with the reserve: a request likely in time is kept', () => {
+    const p = new AdaptivePolicy();
+    // A spread model: full batches of 16 take 24 or 28 ms, a row alone 11.
+    for (let i = 0; i < 10; i++) p.observe({ rows: 16, requests: 16, runMs: i % 2 === 0 ? 24 : 28, ok: true });
+    for (let i = 0; i < 3; i++) p.observe({ rows: 1, requests: 1, runMs: 11, ok: true });
+    const full = p.latencyModel.predict(16) as number;
+    const reserve = p.latencyModel.k * Math.sqrt(2) * (p.latencyModel.stdMs(16) as number);
+    expect(reserve).toBeGreaterThan(2);
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    expect(p.enqueued(req(101), 90, 1)).toBe(false); // far past the budget: a certain miss, the overload starts
+    expect(p.stats.refusedCertainMiss).toBe(1);
+    // 20 rows waiting: one full batch ahead, its own after it, on the mean ending 1 ms before its
+    // due time (and past it with the reserve): kept.
+    const end = 100 + full + 2 * full;
+    expect(p.enqueued(req(101, end + 1), 20, 1)).toBe(true);
+    // Ending on the mean at its due time: refused (over budget).
+    expect(p.enqueued(req(101, end), 20, 1)).toBe(false);
+    expect(p.stats).toMatchObject({ refusedCertainMiss: 1, refusedOverBudget: 1, shedAtArrival: 2 });
   });
 
   test('a full batch is not cut for a head that is late anyway', () => {

@@ -47,6 +47,10 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
     // Refused as they arrived (0 ms on this clock), not at a decision after waiting in the queue.
     expect(adaptive.refusals.filter((t) => t <= 1).length).toBeGreaterThan(adaptive.refusals.length * 0.99);
     expect(adaptive.adaptive?.stats.shedAtArrival).toBeGreaterThan(adaptive.shed * 0.99);
+    // One overload, entered once (a certain miss); then nearly all refusals keep the queue short.
+    const stats = adaptive.adaptive?.stats;
+    expect(stats?.refusedCertainMiss).toBe(1);
+    expect(stats?.refusedOverQueue).toBeGreaterThan((stats?.shedAtArrival ?? 0) * 0.8);
   });
 
   test('150% for 2 s, then 95%: the overload ends with it, and nobody is refused or late at the lower load', async () => {
