@@ -15,10 +15,10 @@
  *
  * Two aids to tell why adaptive serves less than a bound where it does: adaptive's refusals by
  * reason (`policy.stats`) and its learned full-batch run time, and a control, window 0 with a
- * bound of 64 but without batches ahead (the window policy alone hands a busy worker its next full
- * batch early, `Executor.batchesAhead`; a policy object of its own, here the window policy
- * wrapped, does not get that, and neither does adaptive), so that what batches ahead do to a
- * bound shows.
+ * bound of 64 but without batches ahead (the window policy hands a busy worker its next full batch
+ * early, `Executor.batchesAhead`, and adaptive does under overload; a policy object of its own
+ * without `goesAhead`, here the window policy wrapped, does not), so that what batches ahead do
+ * to a bound shows.
  *
  *   npx ts-node bench/overload-live.ts --quick
  */

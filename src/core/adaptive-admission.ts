@@ -23,7 +23,7 @@ const OVERLOAD_QUEUE_BATCHES = 1.5;
  *   below capacity does not do (at 95% load the queue's excursions stay inside any budget a greedy
  *   host meets), so it starts the overload;
  * - in overload a request is refused when more than `OVERLOAD_QUEUE_BATCHES` full batches
- *   per slot wait, or when its batch counted full would end at or past its due time on the mean
+ *   per slot wait (counting the batches sent ahead to the executor, which wait there), or when its batch counted full would end at or past its due time on the mean
  *   (as the decision sheds under overload: the reserve would refuse requests that mostly make
  *   it). Under sustained overload the queue beyond what keeps the slots fed with full
  *   batches adds no throughput, only waiting: kept short, it lets a slow spell that doubles run
@@ -51,13 +51,21 @@ export class Admission {
 
   /** Caches the host's limits and the model's full-batch figures, once per decision. */
   update(view: QueueView): void {
-    const m = this.model;
     this.#slots = view.inFlight + view.freeSlots;
     this.#maxBatchSize = view.maxBatchSize;
     this.#budget = view.maxLatencyMs;
+    this.refit();
+  }
+
+  /**
+   * Caches the model's full-batch figures again after it learned from a batch: while batches go
+   * ahead under overload no decision is asked, and the figures must follow a slow spell.
+   */
+  refit(): void {
+    const m = this.model;
     const fitted = m.fit === 'line';
-    this.#fullMs = fitted ? (m.predict(view.maxBatchSize) as number) : 0;
-    this.#fullSd = fitted ? (m.stdMs(view.maxBatchSize) as number) : 0;
+    this.#fullMs = fitted ? (m.predict(this.#maxBatchSize) as number) : 0;
+    this.#fullSd = fitted ? (m.stdMs(this.#maxBatchSize) as number) : 0;
     this.#k = m.k;
   }
 
@@ -75,7 +83,9 @@ export class Admission {
     const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.marginMs;
     if (due === Infinity) return true;
     const max = this.#maxBatchSize;
-    if (this.overload && queuedRows > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse('overQueue');
+    // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
+    // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
+    if (this.overload && queuedRows + (inFlight - slots) * max > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse('overQueue');
     const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
     const start = Math.max(request.enqueuedAt, firstEnd);
     const chain = Math.floor(ahead / slots) + 1;

@@ -122,14 +122,27 @@ export class AdaptivePolicy implements ReleasePolicy {
    */
   enqueued(request: QueuedRequestInfo, queuedRows = 0, inFlight = 0): boolean {
     this.#arrivals.record(request.enqueuedAt, request.rows);
+    this.#aheadOf(inFlight, request.enqueuedAt);
     if (request.deadline !== Infinity) this.#deadlineAt = request.enqueuedAt;
-    return this.#admission.admits(request, queuedRows, inFlight, this.#running[0]?.at ?? -Infinity);
+    // The queue's first batch starts when a slot frees after the batches sent ahead have started.
+    const running = this.#running;
+    return this.#admission.admits(request, queuedRows, inFlight, running[Math.max(0, running.length - this.#slots)]?.at ?? -Infinity);
   }
 
   /** Learns from every finished batch. */
   observe(outcome: BatchOutcome): void {
     this.#running.shift();
     this.latencyModel.observe(outcome);
+    this.#admission.refit();
+  }
+
+  /**
+   * Under overload (see adaptive-admission.ts) every batch it releases is full and nobody it keeps
+   * waiting is late, so a full batch may go to a worker ahead of a free slot: the model then does
+   * not wait for the main thread between batches (measured 3-4 ms per 30 ms batch on the classifier).
+   */
+  goesAhead(): boolean {
+    return this.#admission.overload;
   }
 
   decide(view: QueueView): ReleaseDecision {
@@ -137,6 +150,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
+    this.#fullRows = view.maxBatchSize;
+    this.#slots = view.inFlight + view.freeSlots;
+    this.#aheadOf(view.inFlight, now);
     this.#arrivals.forget(now);
     // A backlog of a full batch or more that a bound on the plan shows on time: the plan would shed
     // nobody, cut nothing and release a full batch, so release it without building the plan. This
@@ -210,6 +226,23 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#waitingUntil = wakeAt;
     this.#waitingFor = view.oldestEnqueuedAt;
     return shed.length > 0 ? { release: false, wakeAt, shed } : { release: false, wakeAt };
+  }
+
+  /** `maxBatchSize` at the last decision: the size of a batch sent ahead. */
+  #fullRows = 1;
+  /** Batch slots at the last decision (`inFlight + freeSlots`). */
+  #slots = 1;
+
+  /** Batches sent ahead (see goesAhead) were not released here: each runs full after the one before. */
+  #aheadOf(inFlight: number, now: number): void {
+    if (this.#running.length >= inFlight) return;
+    const c = this.#costs();
+    const sd = c.std(this.#fullRows);
+    let at = this.#running.at(-1)?.at ?? now;
+    while (this.#running.length < inFlight) {
+      at = Math.max(at, now) + c.mean(this.#fullRows);
+      this.#running.push({ at, variance: sd * sd });
+    }
   }
 
   /** Releases `rows` rows now, remembering the batch's predicted end for the plans to come. */

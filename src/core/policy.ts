@@ -140,6 +140,26 @@ export interface ReleasePolicy {
   enqueued?(request: QueuedRequestInfo, queuedRows?: number, inFlight?: number): boolean | void;
   /** Told about every finished batch (learning policies use it; others may omit it). */
   observe?(outcome: BatchOutcome): void;
+  /**
+   * Whether a full batch may go to an executor that holds batches ahead while every slot is busy,
+   * as the window policy's do (see `Executor.batchesAhead`): `true` when this policy would release
+   * a full batch the moment a slot frees anyway. Asked with a full batch waiting, every slot busy;
+   * the batch it lets go ahead is not shown to `decide()`: it counts in `inFlight` (beyond the
+   * slots, at `enqueued`) until it ends, and `observe` hears of it like any other. Omitted: never,
+   * unless the policy is the window policy itself. The adaptive policy answers `true` under overload.
+   *
+   * @default never (omitted)
+   * @example
+   * ```ts
+   * // Full batches only, so the next one may wait in a busy worker.
+   * const fullOnly: ReleasePolicy = {
+   *   name: 'full only',
+   *   decide: (q) => (q.queuedRows >= q.maxBatchSize ? { release: true, maxRows: q.maxBatchSize, reason: 'full' } : { release: false }),
+   *   goesAhead: () => true,
+   * };
+   * ```
+   */
+  goesAhead?(): boolean;
   /** What the policy has learned about run time, if it learns (shown as `host.latencyModel`). */
   readonly latencyModel?: LatencyModelView;
 }

@@ -16,8 +16,9 @@ import type { Settlement } from './settlement';
  * @internal
  */
 export function mayGoAhead(o: ResolvedOptions, batchesAhead: number, inFlight: number, queuedRows: number, draining: boolean): boolean {
-  if (inFlight < o.maxConcurrentBatches || o.policy !== greedyPolicy || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || draining) return false;
-  return inFlight < o.maxConcurrentBatches + batchesAhead && queuedRows >= o.maxBatchSize;
+  if (inFlight < o.maxConcurrentBatches || o.priorities !== undefined || o.batchTimeoutMs !== Infinity || draining) return false;
+  if (!(inFlight < o.maxConcurrentBatches + batchesAhead && queuedRows >= o.maxBatchSize)) return false;
+  return o.policy === greedyPolicy || o.policy.goesAhead?.() === true;
 }
 
 /**

@@ -442,6 +442,54 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(p.stats).toMatchObject({ refusedCertainMiss: 1, refusedOverBudget: 1, shedAtArrival: 2 });
   });
 
+  test('goes ahead only in overload; a batch sent ahead (never shown to decide) counts as running after the one before it', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // a full batch of 16 takes 26 ms
+    expect(p.goesAhead()).toBe(false);
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 100, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    // A second batch went ahead: the host reports two in flight. It runs after the first (ends at
+    // 126), so it is predicted to end at 152.
+    expect(p.enqueued(req(101), 1, 2)).toBe(true);
+    p.observe({ rows: 16, requests: 16, runMs: 26, ok: true }); // the first batch ends
+    // At 127, 48 rows queued (due 227): the running batch ends at 152, then two full batches, then
+    // its own of 16 end at 230: a certain miss. (Counted from 127, as if nothing ran: 205, kept.)
+    expect(p.enqueued(req(127), 48, 1)).toBe(false);
+    expect(p.stats.refusedCertainMiss).toBe(1);
+    expect(p.goesAhead()).toBe(true);
+    // With a batch ahead again (two in flight, the second predicted to end at 178), the queue's
+    // first batch starts only after it: 8 rows at 127 end at 196, past a due time of 190 (counted
+    // from the running batch's end they would end at 170), and in time for 200.
+    expect(p.enqueued(req(127, 190), 8, 2)).toBe(false);
+    expect(p.enqueued(req(127, 200), 8, 2)).toBe(true);
+    expect(p.stats).toMatchObject({ refusedOverBudget: 1, refusedOverQueue: 0 });
+    // The cap of one and a half full batches waiting counts the batch ahead: 16 rows queued behind
+    // it are refused, where with nothing ahead they are kept.
+    expect(p.enqueued(req(127, 300), 16, 2)).toBe(false);
+    expect(p.stats.refusedOverQueue).toBe(1);
+    expect(p.enqueued(req(127, 300), 16, 1)).toBe(true);
+    // An arrival that finds a slot free ends the overload, and with it the batches ahead.
+    expect(p.enqueued(req(160), 1, 0)).toBe(true);
+    expect(p.goesAhead()).toBe(false);
+  });
+
+  test('while batches go ahead (no decision asked), an arrival is judged on what the model learned since the last decision', () => {
+    const p = new AdaptivePolicy();
+    teach(p, 10, 1); // a full batch of 16 takes 26 ms
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 300, reqs: Array.from({ length: 16 }, () => req(100)) }))).toMatchObject({ release: true, maxRows: 16 });
+    expect(p.enqueued(req(101), 400, 1)).toBe(false); // a certain miss: the overload starts
+    p.observe({ rows: 16, requests: 16, runMs: 26, ok: true }); // the released batch ends
+    // A slow spell: the batches sent ahead since run twice as long, and no decision is asked.
+    for (let i = 0; i < 10; i++) p.observe({ rows: 16, requests: 16, runMs: 52, ok: true });
+    const full = p.latencyModel.predict(16) as number;
+    expect(full).toBeGreaterThan(40);
+    // One batch in flight (sent ahead, predicted to end at 300 + full), 24 rows queued: one full
+    // batch, then its own. On the figures of the last decision (26 ms) it ends 52 ms after that
+    // batch, in time for a due time 75 ms after it; on what was learned since, it ends 2·full later.
+    expect(p.enqueued(req(300, 300 + full + 75), 24, 1)).toBe(false);
+    expect(p.stats).toMatchObject({ refusedOverBudget: 1, refusedOverQueue: 0 });
+    expect(p.enqueued(req(300, 300 + full + 2 * full + 1), 24, 1)).toBe(true);
+  });
+
   test('a full batch is not cut for a head that is late anyway', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);

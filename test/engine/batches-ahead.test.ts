@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { ModelHost } from '../../src/engine/model-host';
+import { AdaptivePolicy } from '../../src/core/adaptive-policy';
+import { DeadlineExceededError } from '../../src/core/errors';
 import { ManualClock } from '../../src/core/manual-clock';
 import type { BatchEvent } from '../../src/core/observer';
 import type { Executor } from '../../src/executors/executor';
@@ -81,7 +83,7 @@ describe('batches ahead of a free slot (Executor.batchesAhead)', () => {
   test.each([
     ['an executor that does not hold batches ahead (a plain function)', {}, null],
     ['batchesAhead 0', {}, 0],
-    ['the adaptive policy (it plans with the slots it sees)', { policy: 'adaptive', maxLatencyMs: 1_000 }, 1],
+    ['the adaptive policy below overload (it plans with the slots it sees)', { policy: 'adaptive', maxLatencyMs: 1_000 }, 1],
     ['priority levels (a later request of a higher level may go first)', { priorities: { 1: { maxDelayMs: 0 } } }, 1],
     ['a host-side batchTimeoutMs (it would count the wait)', { batchTimeoutMs: 1_000 }, 1],
   ])('no batch goes ahead with %s', async (_name, options, ahead) => {
@@ -94,6 +96,43 @@ describe('batches ahead of a free slot (Executor.batchesAhead)', () => {
       await settle();
     }
     await expect(Promise.all(ps)).resolves.toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
+  test('the adaptive policy in overload: it releases only full batches then, so one goes ahead; the plan counts it as running', async () => {
+    const policy = new AdaptivePolicy();
+    // A line: 10 ms + 1 ms a row, a full batch of 4 in 14 ms; the budget is 60 ms.
+    for (const rows of [1, 2, 4]) policy.observe({ rows, requests: rows, runMs: 10 + rows, ok: true });
+    const { clock, model, host } = setup({ maxBatchSize: 4, policy, maxLatencyMs: 60 });
+    const first = host.inference(-1);
+    await settle();
+    // Behind the running batch (predicted to end at 11), the 13th request's batch would end at 67
+    // at best: a certain miss, refused on arrival, which starts the overload; the rest are refused
+    // beyond 1.5 full batches waiting.
+    const ps = Array.from({ length: 16 }, (_, i) =>
+      host.inference(i).then(
+        (v) => v,
+        (e: unknown) => e,
+      ),
+    );
+    await settle();
+    expect(policy.stats).toMatchObject({ refusedCertainMiss: 1, refusedOverQueue: 3 });
+    expect(model.sizes).toEqual([1]);
+    clock.advance(11);
+    model.answer(0, (x) => x);
+    await settle();
+    // The decision released a full batch and, in overload, the next full one went ahead.
+    expect(model.sizes).toEqual([1, 4, 4]);
+    expect(host.stats).toMatchObject({ runningBatches: 2, queued: 4 });
+    for (let i = 1; i < 4; i++) {
+      clock.advance(14);
+      model.answer(i, (x) => x);
+      await settle();
+    }
+    await expect(first).resolves.toBe(-1);
+    const out = await Promise.all(ps);
+    expect(out.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    expect(out.slice(12).every((e) => e instanceof DeadlineExceededError && e.reason === 'shed')).toBe(true);
+    expect(model.sizes).toEqual([1, 4, 4, 4]);
   });
 
   test('requests of several rows: a batch goes ahead with the rows that fit, and no further once less than a full batch waits', async () => {
