@@ -15,6 +15,8 @@ export interface WorkerBoot {
   readonly exportName: string;
   /** Handed to the factory. */
   readonly context: WorkerContext;
+  /** Shared with the main thread: marks a running batch, and says when the process exits (exit-guard.ts). */
+  readonly exitFlag?: Int32Array;
 }
 
 /**

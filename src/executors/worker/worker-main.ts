@@ -8,6 +8,7 @@ import { loadWorkerTarget, type WorkerTarget } from './worker-target';
 import type { FromWorker, ToWorker, WorkerBoot } from './protocol';
 import { decodeFromPost, encodeForPost, reviveTensorDefault } from './transfer';
 import { serializeError } from './wire-error';
+import { enterBatch, leaveBatch } from './exit-guard';
 
 const port = parentPort;
 const boot = workerData as WorkerBoot;
@@ -27,7 +28,13 @@ async function runOne(target: WorkerTarget, id: number, batch: unknown): Promise
   let decoded: unknown;
   try {
     decoded = decodeFromPost(batch, reviveTensorDefault);
-    value = await target.run(decoded);
+    // The process is exiting (process.exit() on the main thread): start nothing more.
+    if (!enterBatch(boot.exitFlag)) return;
+    try {
+      value = await target.run(decoded);
+    } finally {
+      leaveBatch(boot.exitFlag);
+    }
   } catch (e) {
     send({ kind: 'failed', id, error: serializeError(e) });
     return;

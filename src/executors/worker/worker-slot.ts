@@ -6,6 +6,7 @@ import { spawnWorker, type SpawnPlan } from './spawn';
 import { decodeFromPost, type TensorReviver } from './transfer';
 import { reviveError } from './wire-error';
 import { giveBuffer } from '../../tensor/buffer-pool';
+import { exitFlag, releaseExitFlag } from './exit-guard';
 
 /** Settings a slot needs from its executor. @internal */
 export interface SlotSettings {
@@ -64,7 +65,9 @@ export class WorkerSlot {
     });
     // A failed start is reported through start(); keep an unobserved rejection from being fatal.
     this.ready.catch(() => undefined);
-    const boot: WorkerBoot = { ...settings.boot, context: { ...settings.boot.context, workerIndex: index } };
+    // process.exit() waits for this worker's running batch (see exit-guard.ts).
+    const flag = exitFlag();
+    const boot: WorkerBoot = { ...settings.boot, context: { ...settings.boot.context, workerIndex: index }, exitFlag: flag };
     this.#worker = spawnWorker(settings.plan, boot, `${settings.name} #${index}`);
     this.#worker.on('message', (m: FromWorker) => this.#onMessage(m));
     this.#worker.on('error', (e: Error) => {
@@ -72,6 +75,7 @@ export class WorkerSlot {
     });
     this.#exited = new Promise((resolve) => {
       this.#worker.once('exit', (code: number) => {
+        releaseExitFlag(flag);
         this.#onExit(code);
         resolve();
       });
