@@ -1,3 +1,4 @@
+import type { Handoff } from './adaptive-handoff';
 import type { LatencyModel } from './latency-model';
 import type { QueuedRequestInfo, QueueView } from './policy';
 
@@ -47,6 +48,7 @@ export class Admission {
   constructor(
     private readonly model: LatencyModel,
     private readonly marginMs: number,
+    private readonly handoff: Handoff,
   ) {}
 
   /** Caches the host's limits and the model's full-batch figures, once per decision. */
@@ -64,7 +66,8 @@ export class Admission {
   refit(): void {
     const m = this.model;
     const fitted = m.fit === 'line';
-    this.#fullMs = fitted ? (m.predict(this.#maxBatchSize) as number) : 0;
+    // A full batch as the host sees it: its run time and the handoff around it.
+    this.#fullMs = fitted ? (m.predict(this.#maxBatchSize) as number) + this.handoff.ms : 0;
     this.#fullSd = fitted ? (m.stdMs(this.#maxBatchSize) as number) : 0;
     this.#k = m.k;
   }
@@ -98,12 +101,12 @@ export class Admission {
       if (start + chain * this.#fullMs < due) return true;
       // Only a request in the next batch that fails that bound is judged on its batch as it stands
       // (the decision may cut the batch short for it).
-      if (ahead === 0 && start + (this.model.predict(queuedRows) as number) < due) return true;
+      if (ahead === 0 && start + (this.model.predict(queuedRows) as number) + this.handoff.ms < due) return true;
       return this.#refuse('overBudget');
     }
     if (start + chain * this.#fullMs - spread < due) return true;
     const own = queuedRows - ahead * max;
-    if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) - spread < due) return true;
+    if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) + this.handoff.ms - spread < due) return true;
     this.overload = true;
     return this.#refuse('certainMiss');
   }

@@ -22,6 +22,7 @@ export class Arrivals {
   readonly #buckets = new Float64Array(WINDOW_BUCKETS);
   /** Milliseconds of arrival time per bucket. */
   readonly #width: number;
+  readonly #overloadMs: number;
   #oldest = -Infinity;
   #newest = -Infinity;
   /** Rows that arrived within the last `overloadMs` (as of the last {@link Arrivals.forget}), to within a bucket. */
@@ -34,6 +35,15 @@ export class Arrivals {
     this.#rows = new Float64Array(window);
     // A window of 0 counts the arrivals of the same instant (a microsecond's bucket).
     this.#width = Math.max(overloadMs, 1e-3) / WINDOW_BUCKETS;
+    this.#overloadMs = overloadMs;
+  }
+
+  /**
+   * True when the rows of the last `overloadMs` arrived faster than `rowsPerMs` (a capacity); never
+   * before that much time has passed since the first arrival.
+   */
+  outran(now: number, rowsPerMs: number): boolean {
+    return now - this.first >= this.#overloadMs && this.recentRows / this.#overloadMs > rowsPerMs;
   }
 
   /** Counts one arrival at `t` of `rows` rows. */

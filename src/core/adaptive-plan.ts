@@ -87,6 +87,19 @@ export function planQueue(kept: readonly Item[], now: number, view: QueueView, c
   return { first: first as PlannedBatch, late, likelyLate };
 }
 
+/**
+ * Counts the batches sent ahead of a free slot (which no decision released) as running, each full
+ * (`fullRows`) after the one before it, until `running` holds `inFlight` of them.
+ */
+export function countAhead(running: Slot[], inFlight: number, now: number, c: Costs, fullRows: number): void {
+  const sd = c.std(fullRows);
+  let at = running.at(-1)?.at ?? now;
+  while (running.length < inFlight) {
+    at = Math.max(at, now) + c.mean(fullRows);
+    running.push({ at, variance: sd * sd });
+  }
+}
+
 /** Rows of the longest prefix of `batch` whose members all finish on time if it starts now. */
 export function onTimeRows(batch: PlannedBatch, now: number, c: Costs): number {
   let rows = 0;

@@ -1,9 +1,10 @@
 import { ADAPTIVE_DEFAULTS } from './defaults';
 import { Admission } from './adaptive-admission';
 import { Arrivals } from './adaptive-arrivals';
+import { Handoff } from './adaptive-handoff';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
-import { nobodyLate, onTimeRows, planQueue, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
+import { countAhead, nobodyLate, onTimeRows, planQueue, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
 import type { BatchOutcome, QueuedRequestInfo, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './policy';
 
 // The options and counters are declared in adaptive-options.ts, the plan's shapes in adaptive-plan.ts.
@@ -18,8 +19,8 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  * Deadlines: a request's budget ends at the earlier of its `timeoutMs` and `enqueuedAt +
  * maxLatencyMs` (minus `marginMs`). The policy plans the waiting queue in queue order as full
  * batches back to back on the free and busy slots; a batch ends after the sum of the mean run
- * times chained on its slot plus `k` standard deviations of that sum (one margin for the chain,
- * growing like `√n`). Then it
+ * times chained on its slot (each with the host's handoff around it: adaptive-handoff.ts) plus `k`
+ * standard deviations of that sum (one margin for the chain, growing like `√n`). Then it
  * - sheds a request that cannot finish in time even if run alone right now (judged by the
  *   optimistic {@link LatencyModel.lower});
  * - under sustained overload (the arrival rate measured over `overloadMs` above the rate full
@@ -63,7 +64,6 @@ export class AdaptivePolicy implements ReleasePolicy {
   readonly #rateWindow: number;
   readonly #planBatches: number;
   readonly #patience: number;
-  readonly #overloadMs: number;
   readonly #minWaitMs: number;
 
   readonly #arrivals: Arrivals;
@@ -79,6 +79,8 @@ export class AdaptivePolicy implements ReleasePolicy {
   #stats = { shedAlone: 0, shedOverload: 0, waits: 0, deadlineLimited: 0 };
   /** Admission at arrival (and the overload state it keeps), from figures each decision caches. */
   readonly #admission: Admission;
+  /** The host's time per batch beyond the model's run (see adaptive-handoff.ts), counted in every batch the plan chains. */
+  readonly #handoff: Handoff;
   /**
    * Enqueue time of the newest arrival with a deadline of its own (a timeout): while the oldest
    * request queued is newer, none queued has one.
@@ -92,8 +94,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     const m = options.latencyModel;
     this.latencyModel = m instanceof LatencyModel ? m : new LatencyModel(m);
     const model = this.latencyModel;
+    const handoff = (this.#handoff = new Handoff());
     this.#learned = {
-      mean: (rows) => model.predict(rows) as number,
+      mean: (rows) => (model.predict(rows) as number) + handoff.ms,
       std: (rows) => model.stdMs(rows) as number,
       maxStd: (rows) => model.maxStdMs(rows) as number,
       floor: (rows) => model.lower(rows) as number,
@@ -104,10 +107,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? ADAPTIVE_DEFAULTS.rateWindow)));
     this.#planBatches = Math.max(1, Math.floor(nonNegative('planBatches', options.planBatches ?? ADAPTIVE_DEFAULTS.planBatches)));
     this.#patience = Math.min(1, nonNegative('patience', options.patience ?? ADAPTIVE_DEFAULTS.patience));
-    this.#overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
-    this.#arrivals = new Arrivals(this.#rateWindow, this.#overloadMs);
+    this.#arrivals = new Arrivals(this.#rateWindow, nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs));
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
-    this.#admission = new Admission(model, this.#marginMs);
+    this.#admission = new Admission(model, this.#marginMs, handoff);
   }
 
   /** Counters of what the policy decided so far. */
@@ -132,6 +134,7 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** Learns from every finished batch. */
   observe(outcome: BatchOutcome): void {
     this.#running.shift();
+    this.#handoff.ended(outcome.runMs);
     this.latencyModel.observe(outcome);
     this.#admission.refit();
   }
@@ -147,6 +150,7 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   decide(view: QueueView): ReleaseDecision {
     const now = view.now;
+    this.#handoff.decided(now, view.oldestEnqueuedAt, view.inFlight);
     this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
@@ -235,19 +239,13 @@ export class AdaptivePolicy implements ReleasePolicy {
 
   /** Batches sent ahead (see goesAhead) were not released here: each runs full after the one before. */
   #aheadOf(inFlight: number, now: number): void {
-    if (this.#running.length >= inFlight) return;
-    const c = this.#costs();
-    const sd = c.std(this.#fullRows);
-    let at = this.#running.at(-1)?.at ?? now;
-    while (this.#running.length < inFlight) {
-      at = Math.max(at, now) + c.mean(this.#fullRows);
-      this.#running.push({ at, variance: sd * sd });
-    }
+    if (this.#running.length < inFlight) countAhead(this.#running, inFlight, now, this.#costs(), this.#fullRows);
   }
 
   /** Releases `rows` rows now, remembering the batch's predicted end for the plans to come. */
   #release(reason: ReleaseReason, rows: number, now: number, c: Costs, shed: QueuedRequestInfo[]): ReleaseDecision {
     this.#waitingUntil = -Infinity;
+    this.#handoff.released(now);
     const sd = c.std(rows);
     this.#running.push({ at: now + c.mean(rows), variance: sd * sd });
     return shed.length > 0 ? { release: true, maxRows: rows, reason, shed } : { release: true, maxRows: rows, reason };
@@ -290,10 +288,7 @@ export class AdaptivePolicy implements ReleasePolicy {
   /** True when arrivals over the last `overloadMs` came faster than full batches can serve them. */
   #overloaded(view: QueueView, now: number): boolean {
     const m = this.latencyModel;
-    if (m.fit !== 'line' || now - this.#arrivals.first < this.#overloadMs) return false;
-    const full = m.predict(view.maxBatchSize) as number;
-    const capacity = ((view.inFlight + view.freeSlots) * view.maxBatchSize) / full; // rows per ms
-    return this.#arrivals.recentRows / this.#overloadMs > capacity;
+    return m.fit === 'line' && this.#arrivals.outran(now, ((view.inFlight + view.freeSlots) * view.maxBatchSize) / (m.predict(view.maxBatchSize) as number));
   }
 
   /**
