@@ -490,6 +490,24 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(p.enqueued(req(300, 300 + full + 2 * full + 1), 24, 1)).toBe(true);
   });
 
+  test('the handoff (the host\'s time around a batch, learned between decisions) is counted in every batch chained for an arrival', () => {
+    const p = new AdaptivePolicy();
+    for (const rows of [1, 4, 16]) p.observe({ rows, requests: rows, runMs: 10 + rows, ok: true }); // a full batch of 16: 26 ms
+    const full = p.latencyModel.predict(16) as number;
+    const waiting = Array.from({ length: 40 }, () => req(90));
+    expect(decideOn(p, view({ now: 100, maxLatencyMs: 300, reqs: waiting }))).toMatchObject({ release: true, maxRows: 16 });
+    p.observe({ rows: 16, requests: 16, runMs: 26, ok: true });
+    // The batch's end allowed the next decision 6 ms after the model finished: the handoff.
+    expect(decideOn(p, view({ now: 132, maxLatencyMs: 300, reqs: waiting.slice(16) }))).toMatchObject({ release: true, maxRows: 16 });
+    // An arrival behind 40 rows (two full batches, then its own), the batch released at 132 running:
+    // on the model's run times alone it ends at 132 + 4 × full, in time for a due time 10 ms later;
+    // with 6 ms a batch it ends 24 ms later: a certain miss.
+    // (Judged in that order: a certain miss starts the overload, and then 40 rows are over its cap.)
+    expect(p.enqueued(req(140, 132 + 4 * (full + 6) + 1), 40, 1)).toBe(true);
+    expect(p.enqueued(req(140, 132 + 4 * full + 10), 40, 1)).toBe(false);
+    expect(p.stats.refusedCertainMiss).toBe(1);
+  });
+
   test('a full batch is not cut for a head that is late anyway', () => {
     const p = new AdaptivePolicy();
     teach(p, 10, 1);
