@@ -24,7 +24,8 @@ const OVERLOAD_QUEUE_BATCHES = 1.5;
  *   below capacity does not do (at 95% load the queue's excursions stay inside any budget a greedy
  *   host meets), so it starts the overload;
  * - in overload a request is refused when more than `OVERLOAD_QUEUE_BATCHES` full batches
- *   per slot wait (counting the batches sent ahead to the executor, which wait there), or when its batch counted full would end at or past its due time on the mean
+ *   per slot wait (counting the batches sent ahead to the executor, which wait there), or when
+ *   its batch counted full would end at or past its due time on the mean
  *   (as the decision sheds under overload: the reserve would refuse requests that mostly make
  *   it). Under sustained overload the queue beyond what keeps the slots fed with full
  *   batches adds no throughput, only waiting: kept short, it lets a slow spell that doubles run

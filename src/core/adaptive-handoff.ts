@@ -3,10 +3,10 @@
  * {@link microbatch!AdaptivePolicy} releases: from the decision that released a batch to the
  * decision its end allows, less its run time. That is the merge, the hop to a worker thread and
  * back, and settling the answers: time in which the model does not run, which the plan must count
- * per batch. Measured live on the PaddleOCR classifier in one worker: 3–4 ms per ~28 ms batch.
+ * per batch. Measured live on the PaddleOCR classifier in one worker: 1–4 ms per ~28 ms batch.
  * Without it the plan took a cut batch to cost only the model's fixed cost (0.4 ms), and at an
  * overload's onset cut its batches to 31, 28, 24, 11, 8, 6, 2, 1 and 2 rows in a row, each paying
- * the hop; and the check on arrival chained full batches 3–4 ms short each. On a simulated clock
+ * the hop; and the check on arrival chained full batches that much short each. On a simulated clock
  * (decisions at the instant a batch ends) it stays 0.
  *
  * A sample is taken only where it means that: one batch slot (the model runs one batch at a time),
@@ -20,8 +20,9 @@ export class Handoff {
   ms = 0;
   /** When the batch released last started its course (a decision with nothing else in flight), else NaN. */
   #releasedAt = NaN;
-  /** Its run time once it ended (NaN before, and after a second batch ended with no decision between). */
+  /** The run time of the batch that ended last. */
   #runMs = NaN;
+  /** Batches ended since the last decision: a sample needs exactly one (another one went ahead otherwise). */
   #ended = 0;
   /** In flight at the decision being made. */
   #inFlight = 0;
