@@ -8,9 +8,10 @@ import type { SocketTensorReviver } from '../wire/codec';
 import { commonOptions, ConnectionPair, REDIS_DEFAULTS } from './common';
 import type { RedisReplica, RedisReplicaStats, RedisTakeover, ServeHostOnRedisOptions } from './replica-types';
 import { redactUrl, type RedisConnection } from './connection';
-import { decodeRequest, encodeReply, type DecodedRequest } from './entry';
+import { Answers } from './answers';
+import { decodeRequest, type DecodedRequest } from './entry';
 import { CLIENT_ID, type RedisKeys } from './keys';
-import { HEARTBEAT, LEAVE, RENEW, REPLY, TAKEOVER } from './scripts';
+import { HEARTBEAT, LEAVE, RENEW, TAKEOVER } from './scripts';
 import { ensureGroup, entryTime, serverTime, type RawEntry } from './stream';
 
 const KEYS = optionKeys<ServeHostOnRedisOptions>({
@@ -90,11 +91,11 @@ class Replica implements RedisReplica {
   #claimTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
   #claiming = false;
-  /** Answers waiting for the next flush. */
-  readonly #outbox: Array<{ id: string; replyKey: string | undefined; requestId: string; payload: Buffer | undefined; done: () => void }> = [];
+  /** Answers on their way to Redis, one script call per turn of the event loop (answers.ts). */
+  readonly #answers: Answers;
   #closing: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
-  #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0, takeovers: 0, cleared: 0 };
+  readonly #stats = { pulled: 0, reclaimed: 0, answered: 0, expired: 0, poisoned: 0, undecodable: 0, refused: 0, takeovers: 0, cleared: 0 };
 
   constructor(where: string, host: ServableWith<'inference' | 'stats' | 'options'>, o: ServeHostOnRedisOptions) {
     this.#host = host;
@@ -116,6 +117,7 @@ class Replica implements RedisReplica {
     });
     this.#commands = this.#connections.commands;
     this.#reader = this.#connections.reader;
+    this.#answers = new Answers({ commands: this.#commands, keys: this.#keys, group: this.#group, consumer: this.consumer, replyTtlMs: this.#replyTtlMs, stats: this.#stats });
   }
 
   get stats(): RedisReplicaStats {
@@ -241,7 +243,7 @@ class Replica implements RedisReplica {
     if (!decoded.ok) {
       this.#stats.undecodable++;
       const error = new TypeError(`microbatch/redis: replica ${this.consumer} could not read request ${id}: ${decoded.problem}`);
-      void this.#answer(id, decoded.frontEnd, decoded.requestId, { error });
+      void this.#answers.send(id, decoded.frontEnd, decoded.requestId, { error });
       return;
     }
     let remainingMs: number | undefined;
@@ -251,7 +253,7 @@ class Replica implements RedisReplica {
       remainingMs = entryTime(id) + decoded.timeoutMs - serverNowMs;
       if (remainingMs <= 0) {
         this.#stats.expired++;
-        void this.#answer(id, undefined, undefined, undefined); // the front end has answered its caller
+        void this.#answers.send(id, undefined, undefined, undefined); // the front end has answered its caller
         return;
       }
     }
@@ -262,7 +264,7 @@ class Replica implements RedisReplica {
         `microbatch/redis: request ${id} was delivered ${n} time${n === 1 ? '' : 's'} and crashed or stalled a replica each time; it is not run again (maxDeliveries ${this.#maxDeliveries})`,
         n,
       );
-      void this.#answer(id, decoded.frontEnd, decoded.requestId, { error });
+      void this.#answers.send(id, decoded.frontEnd, decoded.requestId, { error });
       return;
     }
     const held: Held = { id, deliveries, decoded, remainingMs };
@@ -285,55 +287,14 @@ class Replica implements RedisReplica {
     if (remainingMs !== undefined) options.timeoutMs = remainingMs;
     if (decoded.priority !== undefined) options.priority = decoded.priority;
     this.#host.inference(decoded.item as never, options).then(
-      (value) => this.#answer(held.id, decoded.frontEnd, decoded.requestId, { value }),
-      (e: unknown) => this.#answer(held.id, decoded.frontEnd, decoded.requestId, { error: toError(e, 'the host') }),
+      (value) => this.#answers.send(held.id, decoded.frontEnd, decoded.requestId, { value }),
+      (e: unknown) => this.#answers.send(held.id, decoded.frontEnd, decoded.requestId, { error: toError(e, 'the host') }),
     ).finally(() => {
       this.#held.delete(held.id);
       // A taken-over entry ran alone: the next one a dead replica left may be waiting.
       if (held.deliveries > 1) void this.#claim().catch(() => undefined);
       this.#poke();
     });
-  }
-
-  /**
-   * Answers (or, without a reply address, just retires) an entry, if it is still ours. Answers
-   * settled in the same turn of the event loop (a batch's) go to Redis in one script call: one
-   * round trip and one script run per batch, not per request.
-   */
-  #answer(id: string, frontEnd: string | undefined, requestId: string | undefined, result: { value: unknown } | { error: Error } | undefined): Promise<void> {
-    let payload: Buffer | undefined;
-    if (result !== undefined && frontEnd !== undefined && requestId !== undefined) {
-      try {
-        payload = encodeReply(result);
-      } catch (e) {
-        payload = encodeReply({ error: new TypeError(`microbatch/redis: the result of request ${id} cannot be sent back: ${(e as Error).message}`) });
-      }
-    }
-    return new Promise<void>((resolve) => {
-      this.#outbox.push({ id, replyKey: payload === undefined ? undefined : this.#keys.reply(frontEnd!), requestId: payload === undefined ? '' : requestId!, payload, done: resolve });
-      if (this.#outbox.length === 1) setImmediate(() => void this.#flushAnswers());
-    });
-  }
-
-  async #flushAnswers(): Promise<void> {
-    const answers = this.#outbox.splice(0);
-    const keys = [this.#keys.requests];
-    const args: Array<string | Buffer> = [this.#group, this.consumer, String(this.#replyTtlMs), String(answers.length)];
-    for (const a of answers) {
-      let at = a.replyKey === undefined ? 0 : keys.indexOf(a.replyKey);
-      if (at < 0) at = keys.push(a.replyKey!) - 1;
-      args.push(a.id, String(at + 1), a.requestId, a.payload ?? '');
-    }
-    try {
-      const done = await this.#commands.script<number[]>(REPLY, keys, args);
-      answers.forEach((a, i) => {
-        if (done[i] !== 1) this.#stats.refused++;
-        else if (a.payload !== undefined) this.#stats.answered++;
-      });
-    } catch {
-      // Redis is unreachable: the entries stay pending, and are taken over and answered once it is back.
-    }
-    for (const a of answers) a.done();
   }
 
   /** Keeps the entries of running batches from being taken over. */
