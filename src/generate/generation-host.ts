@@ -13,8 +13,9 @@ import { warn } from '../engine/reporting';
 import { RequestState } from '../engine/request';
 import { RequestQueue } from '../engine/request-queue';
 import { abortedBefore, hostStopped, sequenceAborted, sequenceTimedOut, stepExecutorFailed, stoppedBefore } from '../engine/settle-errors';
-import type { GenerationObserver, SequenceEvent, SequenceOutcome } from './events';
+import type { GenerationObserver, SequenceOutcome } from './events';
 import { checkGenerate, resolveGeneration, type GenerateOptions, type GenerationOptions, type PrefillInput, type ResolvedGeneration, type StepInput, type StepOutput, stepToken } from './options';
+import { newSequence, sequenceEvent, type Sequence } from './sequence';
 import { TokenStream } from './token-stream';
 
 const sequenceChannel = channel(CHANNELS.sequence);
@@ -35,32 +36,6 @@ export interface GenerationStats {
   readonly tokens: number;
   /** Sequences by how they ended. */
   readonly sequences: Readonly<Record<SequenceOutcome, number>>;
-}
-
-/** One caller's sequence, from `generate()` to its end. */
-interface Sequence<State> {
-  readonly prompt: readonly number[];
-  readonly maxTokens: number;
-  readonly stopTokens: ReadonlySet<number>;
-  readonly priority: number;
-  readonly createdAt: number;
-  readonly stream: TokenStream;
-  /** For the admission queue: one row, queued from `createdAt`, no deadline of its own there. */
-  readonly rows: 1;
-  readonly enqueuedAt: number;
-  readonly deadline: number;
-  state: RequestState;
-  /** What it carries between steps (the step function's state). */
-  carry: State | undefined;
-  position: number;
-  last: number;
-  produced: number;
-  phase: 'waiting' | 'running' | 'done';
-  firstStepAt: number;
-  firstTokenAt: number;
-  lastTokenAt: number;
-  /** Its deadline timer and abort listener, when it has either. */
-  watch: CallWatch | undefined;
 }
 
 /**
@@ -170,27 +145,11 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
       return stream;
     }
     const now = this.#clock.now();
-    const s: Sequence<State> = {
-      prompt: [...prompt],
+    const s = newSequence<State>(prompt, stream, now, {
       maxTokens: options.maxTokens ?? this.#o.maxTokens,
       stopTokens: options.stopTokens === undefined ? this.#o.stopTokens : new Set(options.stopTokens),
       priority: options.priority ?? 0,
-      createdAt: now,
-      stream,
-      rows: 1,
-      enqueuedAt: now,
-      deadline: Infinity,
-      state: RequestState.Queued,
-      carry: undefined,
-      position: 0,
-      last: -1,
-      produced: 0,
-      phase: 'waiting',
-      firstStepAt: NaN,
-      firstTokenAt: NaN,
-      lastTokenAt: NaN,
-      watch: undefined,
-    };
+    });
     made.sequence = s;
     if (this.#life.stopping) return this.#refuse(s, hostStopped(where), 'stopped');
     if (options.signal?.aborted === true) return this.#refuse(s, abortedBefore(where, options.signal.reason, 'aborted before it was queued'), 'aborted');
@@ -378,18 +337,7 @@ export class GenerationHost<State, Batch = readonly StepInput<State>[], BatchOut
     const observer = this.#observer;
     const publish = sequenceChannel.hasSubscribers;
     if (observer?.onSequence === undefined && !publish) return;
-    const now = this.#clock.now();
-    const decodeMs = s.lastTokenAt - s.firstTokenAt;
-    const event: SequenceEvent = {
-      host: this.#o.name,
-      outcome,
-      promptTokens: s.prompt.length,
-      tokens: s.produced,
-      queueMs: (Number.isNaN(s.firstStepAt) ? now : s.firstStepAt) - s.createdAt,
-      timeToFirstTokenMs: s.firstTokenAt - s.createdAt,
-      totalMs: now - s.createdAt,
-      tokensPerSecond: s.produced >= 2 && decodeMs > 0 ? ((s.produced - 1) * 1000) / decodeMs : 0,
-    };
+    const event = sequenceEvent(this.#o.name, s, outcome, this.#clock.now());
     try {
       observer?.onSequence?.(event);
     } catch (e) {
