@@ -13,16 +13,16 @@ import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } f
 import { greedyPolicy, type LatencyModelView } from '../core/policy';
 import type { Servable } from '../core/servable';
 import { toExecutor, type BatchFunction, type Executor, type ReloadTarget } from '../executors/executor';
-import { runBatch } from './batch-run';
-import { mayGoAhead, sendAhead } from './batches-ahead';
+import { mayGoAhead } from './batches-ahead';
 import { BurstClock } from './burst-clock';
 import type { ExecutorSwap, ReloadOptions } from './executor-swap';
 import { Lifecycle, type StopOptions } from './lifecycle';
 import { PlainLane } from './plain-lane';
 import { LiveQueueView } from './queue-view';
 import { Reloader } from './reload';
+import { releaseBatches } from './release-loop';
 import { Reporter } from './reporting';
-import { PendingRequest, RequestBatch, RequestExtras } from './request';
+import { PendingRequest, RequestExtras } from './request';
 import { RequestQueue } from './request-queue';
 import { ResponseCache, type CacheFront } from './response-cache';
 import { abortedBefore, hostStopped, stoppedBefore, tooManyRows } from './settle-errors';
@@ -389,30 +389,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       if (state === 'new') void this.start().catch(() => undefined);
       return;
     }
-    const o = this.#o;
-    const queue = this.#queue;
-    const lane = this.#lane;
-    const s = this.#s;
-    while (this.#queued() > 0 && s.inFlight < o.maxConcurrentBatches) {
-      const decision = this.#view.decide(o, lane, s.inFlight, this.#life.draining);
-      if (decision.shed !== undefined && decision.shed.length > 0) s.shed(decision.shed);
-      if (!decision.release) {
-        if (decision.wakeAt !== undefined) this.#wake.set(decision.wakeAt);
-        return;
-      }
-      const maxRows = Math.max(1, Math.min(decision.maxRows, o.maxBatchSize));
-      this.#wake.clear();
-      if (lane.size > 0) {
-        runBatch(s, lane.take(maxRows), decision.reason);
-        continue;
-      }
-      let batch = queue.take(maxRows);
-      // A policy that allows fewer rows than the head request carries must not stall the queue.
-      if (batch.length === 0) batch = queue.take(o.maxBatchSize);
-      if (batch.length === 0) return; // everything waiting was just shed
-      runBatch(s, new RequestBatch(batch), decision.reason);
-    }
-    sendAhead(s, queue, lane, o.maxBatchSize, this.#canGoAheadBound);
+    releaseBatches(this.#o, this.#s, this.#queue, this.#lane, this.#view, this.#wake, this.#life.draining, this.#canGoAheadBound);
   }
 
   /** {@link mayGoAhead} on the host's state now (most executors hold none: one read per request while the slots are busy). */
