@@ -46,6 +46,16 @@ export class Admission {
   #fullSd = 0;
   #k = 0;
 
+  /** Batch slots (`inFlight + freeSlots`) at the last decision. */
+  get slots(): number {
+    return this.#slots;
+  }
+
+  /** `maxBatchSize` at the last decision: the rows of a full batch, as a batch sent ahead is. */
+  get maxBatchSize(): number {
+    return this.#maxBatchSize;
+  }
+
   constructor(
     private readonly model: LatencyModel,
     private readonly marginMs: number,

@@ -128,7 +128,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     if (request.deadline !== Infinity) this.#deadlineAt = request.enqueuedAt;
     // The queue's first batch starts when a slot frees after the batches sent ahead have started.
     const running = this.#running;
-    return this.#admission.admits(request, queuedRows, inFlight, running[Math.max(0, running.length - this.#slots)]?.at ?? -Infinity);
+    return this.#admission.admits(request, queuedRows, inFlight, running[Math.max(0, running.length - this.#admission.slots)]?.at ?? -Infinity);
   }
 
   /** Learns from every finished batch. */
@@ -154,8 +154,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
     const c = this.#costs();
-    this.#fullRows = view.maxBatchSize;
-    this.#slots = view.inFlight + view.freeSlots;
     this.#aheadOf(view.inFlight, now);
     this.#arrivals.forget(now);
     // A backlog of a full batch or more that a bound on the plan shows on time: the plan would shed
@@ -232,14 +230,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     return shed.length > 0 ? { release: false, wakeAt, shed } : { release: false, wakeAt };
   }
 
-  /** `maxBatchSize` at the last decision: the size of a batch sent ahead. */
-  #fullRows = 1;
-  /** Batch slots at the last decision (`inFlight + freeSlots`). */
-  #slots = 1;
-
   /** Batches sent ahead (see goesAhead) were not released here: each runs full after the one before. */
   #aheadOf(inFlight: number, now: number): void {
-    if (this.#running.length < inFlight) countAhead(this.#running, inFlight, now, this.#costs(), this.#fullRows);
+    if (this.#running.length < inFlight) countAhead(this.#running, inFlight, now, this.#costs(), this.#admission.maxBatchSize);
   }
 
   /** Releases `rows` rows now, remembering the batch's predicted end for the plans to come. */
