@@ -1,4 +1,5 @@
 import type { Handoff } from './adaptive-handoff';
+import { Outrun } from './adaptive-outrun';
 import type { LatencyModel } from './latency-model';
 import type { QueuedRequestInfo, QueueView } from './policy';
 
@@ -9,6 +10,9 @@ import type { QueuedRequestInfo, QueueView } from './policy';
  * slow spell that doubles run times makes the second batch's requests late).
  */
 const OVERLOAD_QUEUE_BATCHES = 1.5;
+
+/** Batches the latency model learns from before its full-batch time counts as the model's own speed. */
+const SPEED_AFTER_BATCHES = 6;
 
 /**
  * The {@link microbatch!AdaptivePolicy}'s admission at arrival: whether a request that just joined
@@ -23,6 +27,9 @@ const OVERLOAD_QUEUE_BATCHES = 1.5;
  *   miss. Such a refusal means the backlog has grown past the budget, which Poisson fluctuation
  *   below capacity does not do (at 95% load the queue's excursions stay inside any budget a greedy
  *   host meets), so it starts the overload;
+ * - arrivals that outran the model's own speed over a busy period a budget long (see
+ *   adaptive-outrun.ts) start the overload earlier, once the queue holds more than the overload
+ *   keeps, before the backlog reaches the budget: its edge is where requests are answered late;
  * - in overload a request is refused when more than `OVERLOAD_QUEUE_BATCHES` full batches
  *   per slot wait (counting the batches sent ahead to the executor, which wait there), or when
  *   its batch counted full would end at or past its due time on the mean
@@ -34,10 +41,14 @@ const OVERLOAD_QUEUE_BATCHES = 1.5;
  * @internal
  */
 export class Admission {
-  /** The backlog grew past the budget (a certain miss was refused); ends when an arrival finds a slot free. */
+  /** The backlog grew past the budget (a certain miss was refused) or arrivals outran the model; ends when an arrival finds a slot free. */
   overload = false;
   /** Requests refused so far, by reason (see {@link microbatch!AdaptiveStats}). */
   readonly refused = { certainMiss: 0, overQueue: 0, overBudget: 0 };
+  /** Overloads started because arrivals outran the model (adaptive-outrun.ts), before any certain miss. */
+  overloadsByRate = 0;
+  readonly #outrun: Outrun;
+  #now = 0;
   #slots = Infinity;
   #maxBatchSize = 1;
   #budget = Infinity;
@@ -56,17 +67,22 @@ export class Admission {
     return this.#maxBatchSize;
   }
 
+  /** `overloadMs`: the policy's overload window, over which the model's own speed is remembered. */
   constructor(
     private readonly model: LatencyModel,
     private readonly marginMs: number,
     private readonly handoff: Handoff,
-  ) {}
+    overloadMs: number,
+  ) {
+    this.#outrun = new Outrun(overloadMs);
+  }
 
   /** Caches the host's limits and the model's full-batch figures, once per decision. */
   update(view: QueueView): void {
     this.#slots = view.inFlight + view.freeSlots;
     this.#maxBatchSize = view.maxBatchSize;
     this.#budget = view.maxLatencyMs;
+    this.#now = view.now;
     this.refit();
   }
 
@@ -81,6 +97,10 @@ export class Admission {
     this.#fullMs = fitted ? (m.predict(this.#maxBatchSize) as number) + this.handoff.ms : 0;
     this.#fullSd = fitted ? (m.stdMs(this.#maxBatchSize) as number) : 0;
     this.#k = m.k;
+    // The model's own speed, once a decision told the full batch's size and the line rests on one
+    // and on a few batches (a line fitted on two or three sizes read a 10 + 0.1·n ms model's full
+    // batch 11% fast, and hid a 120% overload).
+    if (fitted && this.#slots !== Infinity && m.maxObservedRows >= this.#maxBatchSize && m.samples >= SPEED_AFTER_BATCHES) this.#outrun.fullBatch(this.#now, this.#fullMs);
   }
 
   /**
@@ -91,15 +111,23 @@ export class Admission {
     const slots = this.#slots;
     if (inFlight < slots) {
       this.overload = false;
+      this.#outrun.idle(request.enqueuedAt);
       return true;
     }
+    const max = this.#maxBatchSize;
+    const outran = this.#outrun.arrived(request.enqueuedAt, request.rows, slots, max, this.#budget);
     if (this.#fullMs === 0) return true;
     const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.marginMs;
     if (due === Infinity) return true;
-    const max = this.#maxBatchSize;
     // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
     // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
-    if (this.overload && queuedRows + (inFlight - slots) * max > OVERLOAD_QUEUE_BATCHES * slots * max) return this.#refuse('overQueue');
+    const overCap = queuedRows + (inFlight - slots) * max > OVERLOAD_QUEUE_BATCHES * slots * max;
+    // Arrivals that outran the model start the overload once the queue holds more than it keeps.
+    if (!this.overload && outran && overCap) {
+      this.overload = true;
+      this.overloadsByRate++;
+    }
+    if (this.overload && overCap) return this.#refuse('overQueue');
     const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
     const start = Math.max(request.enqueuedAt, firstEnd);
     const chain = Math.floor(ahead / slots) + 1;

@@ -53,7 +53,9 @@ export interface AdaptivePolicyOptions {
   /**
    * How long the measured arrival rate must exceed what the model can serve (full batches back to
    * back on every slot) before the policy sheds for overload. Shorter spells are absorbed by the
-   * queue: requests that would be late are answered late rather than refused.
+   * queue: requests that would be late are answered late rather than refused. Also how long the
+   * model's own speed is remembered (its fastest full-batch estimate over the last one to two
+   * `overloadMs`), against which arrivals are judged to have outrun it.
    * @default 1000
    */
   overloadMs?: number;
@@ -73,6 +75,11 @@ export interface AdaptiveStats {
   readonly shedAtArrival: number;
   /** Refused on arrival outside overload: certain to miss its budget behind the backlog ahead (each such refusal starts an overload). */
   readonly refusedCertainMiss: number;
+  /**
+   * Overloads started before any certain miss: over a busy period at least a budget long, arrivals
+   * came 10% faster than the model's own speed (its fastest full batches lately) can serve.
+   */
+  readonly overloadsByRate: number;
   /** Refused on arrival in overload: more than one and a half full batches per batch slot were waiting. */
   readonly refusedOverQueue: number;
   /** Refused on arrival in overload: its batch, counted full, would end at or past its due time on the mean. */

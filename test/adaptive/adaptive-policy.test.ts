@@ -311,7 +311,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const backlog = Array.from({ length: 40 }, () => req(0)); // waited 100 ms, all arrived at once
     expect(decideOn(p, view({ reqs: backlog }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
     expect(decideOn(p, view({ reqs: backlog.slice(0, 5) }))).toEqual({ release: true, maxRows: 5, reason: 'idle' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, overloadsByRate: 0, waits: 0, deadlineLimited: 0 });
   });
 
   /** Teaches a noisy line (b = 0, mean 10 ms, spread ~1 ms) and makes the policy see 4 rows/ms for `ms`. */
@@ -392,7 +392,7 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     const reqs = Array.from({ length: 40 }, () => req(99, 115));
     const d = decideOn(p, view({ now: 100, reqs }));
     expect(d).toEqual({ release: true, maxRows: 16, reason: 'full' });
-    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, waits: 0, deadlineLimited: 0 });
+    expect(p.stats).toEqual({ shedAlone: 0, shedOverload: 0, shedAtArrival: 0, refusedCertainMiss: 0, refusedOverQueue: 0, refusedOverBudget: 0, overloadsByRate: 0, waits: 0, deadlineLimited: 0 });
   });
 
   test('on arrival: refuses only a certain miss, which starts the overload; in overload keeps 1.5 full batches waiting; an arrival that finds a slot free ends it', () => {

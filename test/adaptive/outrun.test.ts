@@ -1,0 +1,143 @@
+import { AdaptivePolicy } from '../../src/core/adaptive-policy';
+import { Outrun } from '../../src/core/adaptive-outrun';
+import type { QueuedRequestInfo, QueueView } from '../../src/core/policy';
+
+/** Arrivals of one row each, evenly spaced at `rate` rows per ms from `from` to `to` (ms); the last one's verdict. */
+function arrive(o: Outrun, from: number, to: number, rate: number, budget = 100): boolean {
+  let verdict = false;
+  for (let t = from; t <= to; t += 1 / rate) verdict = o.arrived(t, 1, 1, 32, budget);
+  return verdict;
+}
+
+/** A busy period from 0 on a model whose full batch of 32 takes 16 ms (its own speed: 2 rows per ms). */
+function busy(): Outrun {
+  const o = new Outrun(1000);
+  o.fullBatch(0, 16);
+  o.idle(0);
+  return o;
+}
+
+describe('Outrun: a sustained overload told from a burst and from a slow spell', () => {
+  test('arrivals 20% above the model over a busy period a budget long outrun it; at 95% they do not', () => {
+    const over = busy();
+    expect(arrive(over, 0.5, 99, 2.4)).toBe(false); // not yet a budget long
+    expect(arrive(over, 99.5, 150, 2.4)).toBe(true);
+
+    const below = busy();
+    expect(arrive(below, 0.5, 500, 1.9)).toBe(false);
+  });
+
+  test('5% above is within what bursts explain (the ratio is 1.1); 12% above is not', () => {
+    const a = busy();
+    expect(arrive(a, 0.5, 400, 2.1)).toBe(false);
+    const b = busy();
+    expect(arrive(b, 0.5, 400, 2.24)).toBe(true);
+  });
+
+  test('an arrival that finds a slot free starts a new busy period: the count begins again', () => {
+    const o = busy();
+    expect(arrive(o, 0.5, 150, 2.4)).toBe(true);
+    o.idle(150);
+    expect(arrive(o, 150.5, 240, 2.4)).toBe(false); // 90 ms into the new busy period
+    expect(arrive(o, 240.5, 260, 2.4)).toBe(true);
+  });
+
+  test('a slow spell does not lower the model\'s own speed: the fastest full batch of the last one to two epochs counts', () => {
+    const o = new Outrun(1000);
+    o.fullBatch(0, 16);
+    o.fullBatch(500, 32); // a spell doubles the estimate
+    expect(o.nominalMs).toBe(16);
+    o.idle(500);
+    // 95% of the model's own speed is 190% of the spell's: not an overload.
+    expect(arrive(o, 500.5, 800, 1.9)).toBe(false);
+    // The epoch the fast estimate was seen in, and the one after it, pass: then the slow one counts.
+    o.fullBatch(1000, 32);
+    expect(o.nominalMs).toBe(16);
+    o.fullBatch(2000, 32);
+    expect(o.nominalMs).toBe(32);
+  });
+
+  test('the speed is trusted only a budget after it was first recorded, and never before one is', () => {
+    const o = new Outrun(1000);
+    o.idle(0);
+    expect(o.nominalMs).toBe(Infinity);
+    expect(arrive(o, 0.5, 300, 3)).toBe(false); // nothing recorded: never
+    o.fullBatch(300, 16);
+    expect(arrive(o, 300.5, 399, 3)).toBe(false); // recorded 99 ms ago
+    expect(arrive(o, 399.5, 401, 3)).toBe(true);
+  });
+});
+
+describe('AdaptivePolicy: arrivals that outran the model start the overload before any certain miss', () => {
+  const req = (enqueuedAt: number, deadline = Infinity): QueuedRequestInfo => ({ enqueuedAt, deadline, rows: 1, priority: 0 });
+  const view = (now: number): QueueView => ({
+    now,
+    queuedRows: 32,
+    queuedRequests: 32,
+    oldestEnqueuedAt: now,
+    earliestDeadline: () => Infinity,
+    inFlight: 0,
+    freeSlots: 1,
+    maxBatchSize: 32,
+    maxDelayMs: 0,
+    maxLatencyMs: 100,
+    requests: () => Array.from({ length: 32 }, () => req(now)),
+  });
+
+  function taught(): AdaptivePolicy {
+    const p = new AdaptivePolicy();
+    // Exact: a + b·n = 1 + 0.5·n ms, learned from six batches (a full one of 32 takes 17 ms).
+    for (const rows of [1, 4, 16, 32, 32, 32]) p.observe({ rows, requests: rows, runMs: 1 + 0.5 * rows, ok: true });
+    p.decide(view(0)); // a decision records the host's limits and the model's speed
+    return p;
+  }
+
+  /** One arrival per `1 / rate` ms from `from` for `ms`, every slot busy, with `queued(t)` rows waiting (its own included). */
+  function drive(p: AdaptivePolicy, from: number, ms: number, rate: number, queued: (t: number) => number): boolean[] {
+    const verdicts: boolean[] = [];
+    for (let t = from; t < from + ms; t += 1 / rate) verdicts.push(p.enqueued(req(t), queued(t), 1));
+    return verdicts;
+  }
+
+  test('at 120% the queue is kept at one and a half full batches from a budget into the busy period, while no request is anywhere near its budget', () => {
+    const p = taught();
+    expect(p.enqueued(req(100), 1, 0)).toBe(true); // a slot free: the busy period starts here
+    // 2.26 rows per ms against 32 / 17 = 1.88: the backlog grows by 0.38 rows per ms, from 40 rows.
+    const verdicts = drive(p, 100.5, 200, 2.26, (t) => 40 + Math.floor(0.38 * (t - 100)));
+    // Before a budget has passed every arrival is kept (49 rows waiting end at 51 ms: no certain miss)...
+    expect(verdicts.slice(0, 220).every(Boolean)).toBe(true);
+    // ...then the overload starts by the rate, and those beyond 48 rows waiting are refused.
+    expect(verdicts.slice(-10).some(Boolean)).toBe(false);
+    expect(p.stats).toMatchObject({ overloadsByRate: 1, refusedCertainMiss: 0 });
+    expect(p.stats.refusedOverQueue).toBeGreaterThan(0);
+    expect(p.goesAhead()).toBe(true);
+  });
+
+  test('while that overload holds a batch is not cut for a late head (the onset\'s cascade); without it, it is', () => {
+    // 8 requests due at 310 at the head, 32 behind them due at 390: a full batch ends at 317.
+    const late = (now: number): QueueView => {
+      const reqs = [...Array.from({ length: 8 }, () => req(210)), ...Array.from({ length: 32 }, () => req(290))];
+      return { ...view(now), queuedRows: 40, queuedRequests: 40, oldestEnqueuedAt: 210, requests: () => reqs };
+    };
+    const calm = taught();
+    // The longest prefix that ends by 310 if it starts now: 17 rows (1 + 0.5 · 17 = 9.5 ms).
+    expect(calm.decide(late(300))).toMatchObject({ release: true, maxRows: 17, reason: 'deadline' });
+
+    const over = taught();
+    expect(over.enqueued(req(100), 1, 0)).toBe(true);
+    drive(over, 100.5, 200, 2.26, (t) => 40 + Math.floor(0.38 * (t - 100)));
+    expect(over.stats.overloadsByRate).toBe(1);
+    expect(over.decide(late(300))).toMatchObject({ release: true, maxRows: 32, reason: 'full' });
+    // Nobody is shed from the plan either: that waits for the sustained overload (`overloadMs`).
+    expect(over.stats.shedOverload).toBe(0);
+  });
+
+  test('at 95% with the same backlog nothing is refused and no overload starts', () => {
+    const p = taught();
+    expect(p.enqueued(req(100), 1, 0)).toBe(true);
+    const verdicts = drive(p, 100.5, 300, 1.79, () => 60);
+    expect(verdicts.every(Boolean)).toBe(true);
+    expect(p.stats).toMatchObject({ overloadsByRate: 0, shedAtArrival: 0 });
+    expect(p.goesAhead()).toBe(false);
+  });
+});
