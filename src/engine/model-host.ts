@@ -1,11 +1,10 @@
-// The hot path, read top to bottom: inference → schedule → decide → take → run (batch-run.ts) →
-// settle (settlement.ts). What composes around it lives beside it: the response cache and
+// The hot path, read top to bottom: inference → schedule (flush-scheduler.ts) → decide and take
+// (release-loop.ts) → run (batch-run.ts) → settle (settlement.ts). What composes around it lives beside it: the response cache and
 // splitOversize wrap the submit path, the warm-up and reload prepare executors (warmup.ts,
 // reload.ts), the lifecycle (lifecycle.ts) and the request watch (admission.ts) are shared with
 // the generation host.
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
-import { systemClock } from '../core/clock';
 import { toError } from '../core/describe';
 import { QueueFullError } from '../core/errors';
 import type { HostOptions, RequestOptions, ResolvedOptions, TunableOptions } from '../core/options';
@@ -13,14 +12,12 @@ import { fail, isResolved, rejectUnknownKeys, resolveOptions, resolveTunable } f
 import { greedyPolicy, type LatencyModelView } from '../core/policy';
 import type { Servable } from '../core/servable';
 import { toExecutor, type BatchFunction, type Executor, type ReloadTarget } from '../executors/executor';
-import { mayGoAhead } from './batches-ahead';
 import { BurstClock } from './burst-clock';
+import { FlushScheduler } from './flush-scheduler';
 import type { ExecutorSwap, ReloadOptions } from './executor-swap';
 import { Lifecycle, type StopOptions } from './lifecycle';
 import { PlainLane } from './plain-lane';
-import { LiveQueueView } from './queue-view';
 import { Reloader } from './reload';
-import { releaseBatches } from './release-loop';
 import { Reporter } from './reporting';
 import { PendingRequest, RequestExtras } from './request';
 import { RequestQueue } from './request-queue';
@@ -30,12 +27,10 @@ import { Settlement } from './settlement';
 import { oversizeSplitter } from './split-oversize';
 import type { HostStats } from './stats';
 import { prepareExecutor } from './warmup';
-import { WakeTimer } from './wake-timer';
 
 export type { HostStats } from './stats';
 export type { StopOptions } from './lifecycle';
 
-const resolved = Promise.resolve();
 // One executor for every request's promise: it hands out resolve/reject through these two slots
 // (the executor runs synchronously), so no closure is allocated per request. Measured: ~20 ns
 // (9%) less CPU per request in the overhead scenario (docs/performance.md, "The shared promise
@@ -94,18 +89,11 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   readonly #laneOk: boolean;
   /** `#laneOk`, and nothing else stands in a plain request's way: one read per request. */
   #laneOpen = false;
-  readonly #flushBound = (): void => this.#flush();
-  readonly #canGoAheadBound = (): boolean => this.#canGoAhead();
-  readonly #afterNextTurnBound = (): void => void setImmediate(this.#flushBound);
-  readonly #scheduleFlushBound = (): void => void process.nextTick(this.#flushBound);
 
   readonly #life: Lifecycle;
 
-  readonly #view = new LiveQueueView(this.#queue);
-  #flushScheduled = false;
-  /** The serving executor's `batchesAhead` (read again when a reload swaps it). */
-  #batchesAhead = 0;
-  readonly #wake: WakeTimer;
+  /** When the release loop runs (flush-scheduler.ts). */
+  readonly #flow: FlushScheduler<In, Out>;
   readonly #now: BurstClock;
 
   /**
@@ -136,24 +124,24 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       // A new model serves: the cache gives nothing of the old one; release what waits.
       swapped: () => {
         this.#cache?.newModel();
-        this.#batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
-        this.#schedule();
+        this.#flow.batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
+        this.#flow.schedule();
       },
     });
-    this.#batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
     const batcher = (o.batcher ?? new ListBatcher<In, Out>()) as Batcher<In, Out, Batch, BatchOut>;
     this.#rowsOf = batcher.rows?.bind(batcher);
     const cache = o.cache;
     if (cache !== undefined) this.#cache = new ResponseCache<In, Out>({ maxEntries: cache.maxEntries, ttlMs: cache.ttlMs, key: cache.key as ((item: In) => unknown) | undefined }, o.clock, o.name);
     if (o.splitOversize) this.#oversize = oversizeSplitter(o.name, batcher, (part, opts) => this.#submit(part, opts));
-    this.#wake = new WakeTimer(o.clock, () => this.#schedule());
     this.#now = new BurstClock(o.clock);
     const reporter = new Reporter(o.name, o.observer, () => o.clock.now());
     const executors = this.#model.executors as ExecutorSwap<unknown, unknown>;
     this.#s = new Settlement<In, Out>(o, reporter, executors, batcher as Batcher<In, Out, unknown, unknown>, this.#queue, this.#lane, {
-      slotFreed: (blocked) => this.#slotFreed(blocked),
+      slotFreed: (blocked) => this.#flow.slotFreed(blocked),
       left: () => this.#life.notifyIdle(),
     });
+    this.#flow = new FlushScheduler(this.#s, this.#queue, this.#lane, this.#life, () => this.start());
+    this.#flow.batchesAhead = this.#model.executors.current.batchesAhead ?? 0;
     this.#laneOk = o.policy === greedyPolicy && this.#rowsOf === undefined && o.priorities === undefined && !reporter.captures;
     this.#updateLane();
   }
@@ -215,7 +203,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
       const clock = this.#now;
       if (!clock.cached) lane.stamp(clock.now());
       lane.push(item, nextResolve, this.#o.maxBatchSize);
-      this.#schedule();
+      this.#flow.schedule();
       return promise;
     }
     return this.#cache === undefined ? this.#submit(item, options) : this.#cache.run(item, options, this.#cacheFront);
@@ -266,7 +254,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     if (this.#lane.size > 0) this.#lane.spill(this.#queue);
     this.#queue.push(req);
     if (o.policy.enqueued?.(req, this.#queue.rows, this.#s.inFlight) === false) this.#s.shed([req]); // refused on arrival
-    else this.#schedule();
+    else this.#flow.schedule();
     return promise;
   }
 
@@ -306,7 +294,7 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
   start(): Promise<void> {
     const life = this.#life;
     const begin = (): Promise<void> => prepareExecutor(this.#model.executors.current as Executor<unknown, unknown>, this.#s);
-    return life.start(begin, "The executor's start", () => this.#schedule(), () => {
+    return life.start(begin, "The executor's start", () => this.#flow.schedule(), () => {
       this.#updateLane();
       this.#s.rejectQueued(() => life.startError as Error, 'error');
       life.notifyIdle();
@@ -328,8 +316,8 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     rejectUnknownKeys(where, options, Object.keys(this.options));
     this.#o = this.#s.reconfigure({ ...this.#o, ...resolveTunable(where, options, this.options) });
     this.#updateLane();
-    this.#wake.clear();
-    this.#schedule();
+    this.#flow.wake.clear();
+    this.#flow.schedule();
   }
 
   /** Resolves when nothing is queued or running (at once if already so). */
@@ -349,73 +337,23 @@ export class ModelHost<In, Out, Batch = unknown, BatchOut = unknown> implements 
     const abandon = (): void => {
       this.#updateLane();
       this.#s.rejectQueued(() => stoppedBefore(this.#o.name, 'request'), 'stopped');
-      this.#wake.clear();
+      this.#flow.wake.clear();
     };
     const stopped = life.stop(options, abandon, async () => {
-      this.#wake.clear();
+      this.#flow.wake.clear();
       if (life.state === 'new') return;
       await life.settled();
       await this.#model.settled();
       await this.#model.executors.current.stop?.();
     });
     this.#updateLane();
-    this.#schedule(); // what is queued drains
+    this.#flow.schedule(); // what is queued drains
     return stopped;
   }
 
   /** `await using host = new ModelHost(...)` stops (draining) at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
-  }
-
-  // ---- scheduling -------------------------------------------------------------------------------
-
-  /**
-   * Asks for a flush at the end of the current tick, after every promise job already queued, so
-   * that a burst of synchronous calls (or callers woken by the last batch) forms one batch. This is
-   * not a timer: a lone request still starts without measurable delay.
-   */
-  #schedule(): void {
-    if (this.#flushScheduled || this.#queued() === 0 || (this.#s.inFlight >= this.#o.maxConcurrentBatches && !this.#canGoAhead())) return;
-    this.#flushScheduled = true;
-    // The callback only queues a nextTick, so this promise does not reject.
-    void resolved.then(this.#scheduleFlushBound);
-  }
-
-  #flush(): void {
-    this.#flushScheduled = false;
-    const state = this.#life.state;
-    if (state !== 'ready') {
-      if (state === 'new') void this.start().catch(() => undefined);
-      return;
-    }
-    releaseBatches(this.#o, this.#s, this.#queue, this.#lane, this.#view, this.#wake, this.#life.draining, this.#canGoAheadBound);
-  }
-
-  /** {@link mayGoAhead} on the host's state now (most executors hold none: one read per request while the slots are busy). */
-  #canGoAhead(): boolean {
-    return this.#batchesAhead > 0 && mayGoAhead(this.#o, this.#batchesAhead, this.#s.inFlight, this.#queue.rows + this.#lane.size, this.#life.draining);
-  }
-
-  /**
-   * A batch slot is free again (a batch, or a group on a lent slot, finished): wake whoever waits.
-   * After a batch that held the event loop (`blockedLoop`), the next decision waits for the loop's
-   * timers phase: requests that arrived meanwhile are still in timer and I/O callbacks, and deciding
-   * in this microtask would release a batch without them (measured: 1 request released, 51
-   * issued right after). On the real loop two `setImmediate` turns get there: the second runs in
-   * the check phase of a loop turn whose timers and I/O phases came after the block, whichever
-   * phase the batch ended in. (A 0 ms timer did too, but Node fires it after 1 ms or more: 0.7–0.8
-   * ms lost between back-to-back batches.) An injected clock has no loop: a 0 ms timer there.
-   */
-  #slotFreed(blockedLoop: boolean): void {
-    this.#life.notifyIdle();
-    if (blockedLoop && !this.#flushScheduled && this.#queued() > 0 && !this.#life.draining) {
-      this.#flushScheduled = true;
-      if (this.#o.clock === systemClock) setImmediate(this.#afterNextTurnBound);
-      else this.#o.clock.setTimer(this.#flushBound, 0);
-      return;
-    }
-    this.#schedule();
   }
 
   /**
