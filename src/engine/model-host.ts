@@ -1,8 +1,8 @@
 // The hot path, read top to bottom: inference → schedule (flush-scheduler.ts) → decide and take
-// (release-loop.ts) → run (batch-run.ts) → settle (settlement.ts). What composes around it lives beside it: the response cache and
-// splitOversize wrap the submit path, the warm-up and reload prepare executors (warmup.ts,
-// reload.ts), the lifecycle (lifecycle.ts) and the request watch (admission.ts) are shared with
-// the generation host.
+// (release-loop.ts) → run (batch-run.ts) → settle (settlement.ts). What composes around it lives
+// beside it: the response cache and splitOversize wrap the submit path, the warm-up and reload
+// prepare executors (warmup.ts, reload.ts), the lifecycle (lifecycle.ts) and the request watch
+// (admission.ts) are shared with the generation host.
 import { ListBatcher } from '../batchers/list-batcher';
 import type { Batcher } from '../core/batcher';
 import { toError } from '../core/describe';
