@@ -34,8 +34,9 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
  * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
  * overload (as do arrivals that outran the model's own speed over a busy period a budget long,
- * sooner: see adaptive-outrun.ts), during which at most one and a half full batches per slot may wait (the rest are
- * refused as they arrive) until an arrival finds a slot free (see adaptive-admission.ts).
+ * sooner: see adaptive-outrun.ts), during which at most one and a half full batches per slot may
+ * wait (the rest are refused as they arrive) until an arrival finds a slot free (see
+ * adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
  * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs
@@ -182,7 +183,6 @@ export class AdaptivePolicy implements ReleasePolicy {
     // 25, 19, 17, 9, 7, 3, 1 rows), while shedding there refused requests after they had waited
     // (live at 150%: 34 a run, refusal p99 17.7 ms).
     const sustained = plan.late.length > 0 && this.#overloaded(view, now);
-    const overloaded = sustained || (plan.late.length > 0 && this.#admission.overload);
     if (sustained) {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and
       // the callers behind are better served by a prompt refusal they can retry elsewhere.
@@ -204,7 +204,7 @@ export class AdaptivePolicy implements ReleasePolicy {
 
     let first = plan.first;
     let cut = false;
-    if (plan.late.length > 0 && !overloaded && readAll && this.latencyModel.fit === 'line') {
+    if (plan.late.length > 0 && !sustained && !this.#admission.overload && readAll && this.latencyModel.fit === 'line') {
       // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
       // (a short deadline at the head), not when the head is late anyway. Only when the plan saw
       // the whole queue, and never under sustained overload: with a backlog past the plan, or
