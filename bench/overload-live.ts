@@ -175,7 +175,7 @@ main(async (args) => {
     sections.push({
       heading: `${key}: adaptive's refusals by reason, and its learned full batch (medians)`,
       text: table(
-        ['on arrival: certain miss', 'on arrival: over 1.5 batches', 'on arrival: over budget', 'in the plan (overload)', 'alone', 'full batch ms', 'its sd ms'],
+        ['on arrival: certain miss', 'on arrival: over the queue kept', 'on arrival: over budget', 'in the plan (overload)', 'alone', 'full batch ms', 'its sd ms'],
         [[stat('refusedCertainMiss'), stat('refusedOverQueue'), stat('refusedOverBudget'), stat('shedOverload'), stat('shedAlone'), fmt(median(runs.map((r) => r.fullMs)), 2), fmt(median(runs.map((r) => r.fullSdMs)), 2)]],
       ),
     });

@@ -4,12 +4,21 @@ import type { LatencyModel } from './latency-model';
 import type { QueuedRequestInfo, QueueView } from './policy';
 
 /**
- * Full batches per slot that may wait under overload: the next batch and half the one after, so
- * that a slot freeing finds a full batch even when fewer rows than usual arrived during the last
- * (bench/overload.ts measured 1, 1.5 and 2: with 1 the queue runs short of a full batch, with 2 a
- * slow spell that doubles run times makes the second batch's requests late).
+ * Full batches per slot that may wait under overload at most, and while the arrival rate is not
+ * known yet: the next batch and half the one after (bench/overload.ts measured 1, 1.5 and 2 as
+ * fixed caps: with 1 the queue runs short of a full batch at 120% load, with 2 a slow spell that
+ * doubles run times makes the second batch's requests late on a 1 + 0.5·n ms model).
  */
 const OVERLOAD_QUEUE_BATCHES = 1.5;
+
+/**
+ * Poisson deviations of the rows arriving per batch the queue keeps in reserve, so that a slot
+ * freeing finds a full batch: with 2, about one batch in 40 waits short of full.
+ */
+const FULL_BATCH_RESERVE_SD = 2;
+
+/** The slowdown the queue must survive: a request at its back still ends in time with run times doubled. */
+const SLOWDOWN = 2;
 
 /** Batches the latency model learns from before its full-batch time counts as the model's own speed. */
 const SPEED_AFTER_BATCHES = 6;
@@ -30,8 +39,8 @@ const SPEED_AFTER_BATCHES = 6;
  * - arrivals that outran the model's own speed over a busy period a budget long (see
  *   adaptive-outrun.ts) start the overload earlier, once the queue holds more than the overload
  *   keeps, before the backlog reaches the budget: its edge is where requests are answered late;
- * - in overload a request is refused when more than `OVERLOAD_QUEUE_BATCHES` full batches
- *   per slot wait (counting the batches sent ahead to the executor, which wait there), or when
+ * - in overload a request is refused when more rows wait than the queue kept (see `#queueCap`;
+ *   counting the batches sent ahead to the executor, which wait there), or when
  *   its batch counted full would end at or past its due time on the mean
  *   (as the decision sheds under overload: the reserve would refuse requests that mostly make
  *   it). Under sustained overload the queue beyond what keeps the slots fed with full
@@ -121,7 +130,7 @@ export class Admission {
     if (due === Infinity) return true;
     // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
     // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
-    const overCap = queuedRows + (inFlight - slots) * max > OVERLOAD_QUEUE_BATCHES * slots * max;
+    const overCap = queuedRows + (inFlight - slots) * max > this.#queueCap(request.enqueuedAt, slots, max);
     // Arrivals that outran the model start the overload once the queue holds more than it keeps.
     if (!this.overload && outran && overCap) {
       this.overload = true;
@@ -148,6 +157,29 @@ export class Admission {
     if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) + this.handoff.ms - spread < due) return true;
     this.overload = true;
     return this.#refuse('certainMiss');
+  }
+
+  /**
+   * The rows that may wait under overload (per host, with `slots` slots): one full batch per slot,
+   * plus what keeps the next one full, or plus what a slowdown still serves in time, whichever is
+   * more, and at most `OVERLOAD_QUEUE_BATCHES` batches per slot. Past what keeps the slots fed with
+   * full batches a longer queue adds waiting, not throughput; so at 150% load, where a batch's run
+   * time brings 1.5 batches of rows, one batch waits, and a slow spell that doubles run times no
+   * longer makes the back of the queue late (simulated, 1 + 0.5·n ms: 20 late answers a 12 s run
+   * with 1.5 batches, none with 1). A queue that a doubled run time still ends in time costs no
+   * misses and keeps batches full through jitter: on a model with a large fixed cost, where a
+   * short batch costs most, it stays longer.
+   */
+  #queueCap(at: number, slots: number, max: number): number {
+    const most = OVERLOAD_QUEUE_BATCHES * slots * max;
+    // Rows that arrive between two slots freeing, at the model's own speed.
+    const perFree = this.#outrun.rowsPerFullBatch(at, this.#budget) / slots;
+    if (!(perFree > 0)) return most;
+    const keepsFull = max - perFree + FULL_BATCH_RESERVE_SD * Math.sqrt(perFree);
+    // Waves of `slots` full batches, after the running ones, that end within the budget with run
+    // times doubled: the back of the queue may be in the last of them.
+    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * this.#fullMs)) - 1;
+    return Math.min(most, slots * max + Math.max(0, keepsFull, (waves - 1) * slots * max));
   }
 
   #refuse(reason: keyof Admission['refused']): false {

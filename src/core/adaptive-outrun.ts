@@ -56,6 +56,16 @@ export class Outrun {
     if (this.#since === Infinity) this.#since = now;
   }
 
+  /**
+   * Rows that arrive, at the busy period's rate up to `at`, while one full batch runs at the
+   * model's own speed; NaN until the busy period is `minMs` long and a speed is recorded.
+   */
+  rowsPerFullBatch(at: number, minMs: number): number {
+    const span = at - this.#busySince;
+    const ms = this.nominalMs;
+    return span >= minMs && ms !== Infinity ? (this.#busyRows / span) * ms : NaN;
+  }
+
   /** An arrival found a slot free at `at`: a busy period starts after it. */
   idle(at: number): void {
     this.#busySince = at;

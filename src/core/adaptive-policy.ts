@@ -34,9 +34,9 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
  * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
  * overload (as do arrivals that outran the model's own speed over a busy period a budget long,
- * sooner: see adaptive-outrun.ts), during which at most one and a half full batches per slot may
- * wait (the rest are refused as they arrive) until an arrival finds a slot free (see
- * adaptive-admission.ts).
+ * sooner: see adaptive-outrun.ts), during which a short queue is kept (what keeps the slots fed
+ * with full batches, at most one and a half per slot; the rest are refused as they arrive) until
+ * an arrival finds a slot free (see adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
  * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs

@@ -84,10 +84,10 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     requests: () => Array.from({ length: 32 }, () => req(now)),
   });
 
-  function taught(): AdaptivePolicy {
+  /** A policy that learned an exact `a + b·n` ms model (by default 1 + 0.5·n: a full batch of 32 takes 17 ms) from six batches. */
+  function taught(a = 1, b = 0.5): AdaptivePolicy {
     const p = new AdaptivePolicy();
-    // Exact: a + b·n = 1 + 0.5·n ms, learned from six batches (a full one of 32 takes 17 ms).
-    for (const rows of [1, 4, 16, 32, 32, 32]) p.observe({ rows, requests: rows, runMs: 1 + 0.5 * rows, ok: true });
+    for (const rows of [1, 4, 16, 32, 32, 32]) p.observe({ rows, requests: rows, runMs: a + b * rows, ok: true });
     p.decide(view(0)); // a decision records the host's limits and the model's speed
     return p;
   }
@@ -99,14 +99,14 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     return verdicts;
   }
 
-  test('at 120% the queue is kept at one and a half full batches from a budget into the busy period, while no request is anywhere near its budget', () => {
+  test('at 120% the overload starts a budget into the busy period, while no request is anywhere near its budget', () => {
     const p = taught();
     expect(p.enqueued(req(100), 1, 0)).toBe(true); // a slot free: the busy period starts here
     // 2.26 rows per ms against 32 / 17 = 1.88: the backlog grows by 0.38 rows per ms, from 40 rows.
     const verdicts = drive(p, 100.5, 200, 2.26, (t) => 40 + Math.floor(0.38 * (t - 100)));
     // Before a budget has passed every arrival is kept (49 rows waiting end at 51 ms: no certain miss)...
     expect(verdicts.slice(0, 220).every(Boolean)).toBe(true);
-    // ...then the overload starts by the rate, and those beyond 48 rows waiting are refused.
+    // ...then the overload starts by the rate, and those beyond the queue it keeps (38 rows: see below) are refused.
     expect(verdicts.slice(-10).some(Boolean)).toBe(false);
     expect(p.stats).toMatchObject({ overloadsByRate: 1, refusedCertainMiss: 0 });
     expect(p.stats.refusedOverQueue).toBeGreaterThan(0);
@@ -130,6 +130,34 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     expect(over.decide(late(300))).toMatchObject({ release: true, maxRows: 32, reason: 'full' });
     // Nobody is shed from the plan either: that waits for the sustained overload (`overloadMs`).
     expect(over.stats.shedOverload).toBe(0);
+  });
+
+  test('the queue kept is what keeps the next batch full: one batch at 150%, a few rows more at 120%', () => {
+    // From a budget into the busy period on, `queued` rows waiting (its own included): the arrivals' verdicts.
+    const keptAt = (rate: number, queued: number): boolean[] => {
+      const p = taught();
+      p.enqueued(req(100), 1, 0);
+      drive(p, 100.5, 110, rate, () => 60); // the overload starts, by the rate
+      expect(p.stats.overloadsByRate).toBe(1);
+      return drive(p, 210.5, 20, rate, () => queued);
+    };
+    // 150%: 2.82 rows per ms bring 48 rows while a batch runs, so one batch waiting keeps the next full.
+    expect(keptAt(2.82, 32).every(Boolean)).toBe(true);
+    expect(keptAt(2.82, 33).some(Boolean)).toBe(false);
+    // 120%: 38.4 ± 6.2 rows arrive per batch; 32 + (32 - 38.4 + 2 · 6.2) = 37.98 rows keep it full.
+    expect(keptAt(2.26, 37).every(Boolean)).toBe(true);
+    expect(keptAt(2.26, 39).some(Boolean)).toBe(false);
+  });
+
+  test('on a model with a large fixed cost the queue stays at one and a half batches: a doubled run time still ends it in time', () => {
+    // 10 + 0.1·n ms: a full batch takes 13.2 ms, 26.4 doubled; the back of 48 rows ends within 3 of them (79 ms).
+    const p = taught(10, 0.1);
+    p.enqueued(req(100), 1, 0);
+    const rate = (1.5 * 32) / 13.2;
+    drive(p, 100.5, 110, rate, () => 60);
+    expect(p.stats.overloadsByRate).toBe(1);
+    expect(drive(p, 210.5, 20, rate, () => 48).every(Boolean)).toBe(true);
+    expect(drive(p, 230.5, 20, rate, () => 49).some(Boolean)).toBe(false);
   });
 
   test('at 95% with the same backlog nothing is refused and no overload starts', () => {
