@@ -130,7 +130,8 @@ export class Admission {
     if (due === Infinity) return true;
     // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
     // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
-    const overCap = queuedRows + (inFlight - slots) * max > this.#queueCap(request.enqueuedAt, slots, max);
+    // Only read in overload or once arrivals outran the model (this runs per request).
+    const overCap = (this.overload || outran) && queuedRows + (inFlight - slots) * max > this.#queueCap(request.enqueuedAt, slots, max);
     // Arrivals that outran the model start the overload once the queue holds more than it keeps.
     if (!this.overload && outran && overCap) {
       this.overload = true;
