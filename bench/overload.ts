@@ -22,7 +22,7 @@
  *   OVERLOAD_SECONDS=36 npx ts-node bench/overload.ts --full   # 5 seeds of 36 s
  */
 import { fmt, main, median, percentile, pick, Progress, report, table, writeResults, type TargetResult } from './harness';
-import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimPolicy } from '../test/adaptive/simulation';
+import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimPolicy, type SimResult } from '../test/adaptive/simulation';
 
 const BUDGET_MS = 100;
 const WINDOWS = [0, 2, 5, 10] as const;
@@ -57,10 +57,14 @@ const ONSET_MS = 1000;
 
 const fixedName = (d: number, bound?: number): string => `window ${d}${bound === undefined ? '' : `, maxQueueSize ${bound}`}`;
 
-/** Answers within the budget per second of the arrivals' span, over the model's capacity. */
-function goodputOf(m: Model, seed: number, policy: SimPolicy, arrivals: readonly number[]): Promise<number> {
-  const capacity = m.maxBatchSize / (m.a + m.b * m.maxBatchSize); // rows per ms
-  return simulate({ ...m, spells: { ...spells, seed } }, policy, arrivals).then((r) => (r.answered - r.overSlo) / (arrivals.at(-1) as number) / capacity);
+/** Answers within the budget per millisecond of the arrivals' span, over the model's full-batch capacity. */
+function goodputOf(m: Model, r: SimResult, arrivals: readonly number[]): number {
+  return (r.answered - r.overSlo) / (arrivals.at(-1) as number) / (m.maxBatchSize / (m.a + m.b * m.maxBatchSize));
+}
+
+/** One setting on one seed's arrivals (its spells seeded alike). */
+function run(m: Model, seed: number, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
+  return simulate({ ...m, spells: { ...spells, seed } }, policy, arrivals);
 }
 
 main(async (args) => {
@@ -84,7 +88,6 @@ main(async (args) => {
   const total = MODELS.length * LOADS.length * seeds * settings.length;
   let done = 0;
   for (const m of MODELS) {
-    const capacity = (m.maxBatchSize / (m.a + m.b * m.maxBatchSize)) * 1000; // rows per second
     for (const load of LOADS) {
       const key = `${m.name} @ ${Math.round(load * 100)}%`;
       const cells: Record<string, Cell[]> = (out[key] = {});
@@ -92,13 +95,12 @@ main(async (args) => {
       const rate = rateForLoad(m, load);
       for (let seed = 1; seed <= seeds; seed++) {
         const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
-        const span = (arrivals.at(-1) as number) / 1000;
         for (const s of settings) {
-          const r = await simulate({ ...m, spells: { ...spells, seed } }, s.policy, arrivals);
+          const r = await run(m, seed, s.policy, arrivals);
           const onTime = r.answered - r.overSlo;
           const refusals = [...r.refusals].sort((x, y) => x - y);
           (cells[s.name] ??= []).push({
-            goodput: onTime / span / capacity,
+            goodput: goodputOf(m, r, arrivals),
             refusedP50: refusals.length === 0 ? 0 : percentile(refusals, 50),
             refusedP99: refusals.length === 0 ? 0 : percentile(refusals, 99),
             refusedFast: refusals.length === 0 ? 1 : refusals.filter((t) => t <= 1).length / refusals.length,
@@ -157,7 +159,7 @@ main(async (args) => {
       const ratios: number[] = [];
       for (let seed = seeds + 1; seed <= seeds + fresh; seed++) {
         const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
-        ratios.push((await goodputOf(m, seed, { kind: 'adaptive' }, arrivals)) / (await goodputOf(m, seed, bestBound.policy, arrivals)));
+        ratios.push(goodputOf(m, await run(m, seed, { kind: 'adaptive' }, arrivals), arrivals) / goodputOf(m, await run(m, seed, bestBound.policy, arrivals), arrivals));
         progress.update(`${key}: fresh seed ${seed}`);
       }
       judged = { seeds: `${seeds + 1}-${seeds + fresh}`, medianRatio: median(ratios), wins: ratios.filter((r) => r >= 1).length };
