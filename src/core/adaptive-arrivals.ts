@@ -46,6 +46,22 @@ export class Arrivals {
     return now - this.first >= this.#overloadMs && this.recentRows / this.#overloadMs > rowsPerMs;
   }
 
+  /**
+   * The arrival rate in rows per millisecond over about the last `ms` (at most `overloadMs`) up to
+   * `now`: the whole buckets that cover it, the newest one up to `now`; 0 before any arrival.
+   */
+  recentRate(now: number, ms: number): number {
+    if (this.#newest === -Infinity) return 0;
+    this.forget(now);
+    const w = this.#width;
+    const to = Math.floor(now / w);
+    const from = Math.max(this.#oldest, to - Math.min(WINDOW_BUCKETS, Math.ceil(ms / w)) + 1);
+    let rows = 0;
+    for (let i = from; i <= Math.min(to, this.#newest); i++) rows += this.#buckets[i % WINDOW_BUCKETS] as number;
+    const span = now - Math.max(from * w, this.first);
+    return span > 0 ? rows / span : 0;
+  }
+
   /** Counts one arrival at `t` of `rows` rows. */
   record(t: number, rows: number): void {
     const at = this.#next;

@@ -36,7 +36,7 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  * overload (as do arrivals that outran the model's own speed over a busy period a budget long,
  * sooner: see adaptive-outrun.ts), during which a short queue is kept (what keeps the slots fed
  * with full batches, at most one and a half per slot; the rest are refused as they arrive) until
- * an arrival finds a slot free (see adaptive-admission.ts).
+ * the model catches up with the arrivals (see adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
  * full, waiting `t` for the next arrival saves that arrival a whole batch's fixed cost `a` but costs
@@ -112,7 +112,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     const overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
     this.#arrivals = new Arrivals(this.#rateWindow, overloadMs);
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
-    this.#admission = new Admission(model, this.#marginMs, handoff, overloadMs);
+    this.#admission = new Admission(model, this.#marginMs, handoff, this.#arrivals, overloadMs);
   }
 
   /** Counters of what the policy decided so far. */

@@ -37,6 +37,22 @@ describe('Arrivals: the overload window', () => {
     expect(a.recentRows).toBe(0);
   });
 
+  test('the recent rate counts the whole buckets covering the last ms up to now, and falls when arrivals slow', () => {
+    const a = new Arrivals(32, 1000);
+    expect(a.recentRate(10, 100)).toBe(0); // nothing arrived yet
+    for (let t = 0; t < 1000; t += 0.5) a.record(t, 1); // 2 rows/ms
+    expect(a.recentRate(1000, 100)).toBeCloseTo(2, 1);
+    expect(a.recentRate(1000, 1000)).toBeCloseTo(2, 2);
+    for (let t = 1000; t < 1200; t += 1) a.record(t, 1); // then 1 row/ms
+    expect(a.recentRate(1200, 100)).toBeCloseTo(1, 1);
+    // The whole window still holds 800 ms at 2 rows/ms: the rate over it has barely moved.
+    expect(a.recentRate(1200, 1000)).toBeGreaterThan(1.7);
+    // A window longer than overloadMs reads the overload window.
+    expect(a.recentRate(1200, 5000)).toBeCloseTo(a.recentRate(1200, 1000), 6);
+    // Quiet since: the rate decays, measured up to now.
+    expect(a.recentRate(1300, 100)).toBe(0);
+  });
+
   test('the rate is rows per ms over the remembered arrivals, measured up to now', () => {
     const a = new Arrivals(4, 1000);
     expect(a.rate(10)).toBe(0);

@@ -57,16 +57,23 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
     expect(stats?.refusedOverQueue).toBeGreaterThan((stats?.shedAtArrival ?? 0) * 0.8);
   });
 
-  test('150% for 2 s, then 95%: the overload ends with it, and nobody is refused or late at the lower load', async () => {
+  test('150% for 2 s, then 95% (6 seeds): the overload ends within 3 budgets of the fall, and nobody at the lower load is late', async () => {
+    // At 95% an arrival rarely finds a slot free (batches of about 30 rows run back to back), so
+    // the overload must end on the model catching up with the arrivals:
+    // before it did, the queue's cap went on refusing for seconds (320 refusals of requests sent
+    // 300 ms or more after the fall, in these runs; 165 on the 1 + 0.5·n model).
     const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1 };
-    const over = poissonArrivals(rateForLoad(m, 1.5), Math.round(rateForLoad(m, 1.5) * 2000), 5);
-    const after = poissonArrivals(rateForLoad(m, 0.95), Math.round(rateForLoad(m, 0.95) * 3000), 6).map((t) => t + 2000);
-    const overAlone = await simulate(m, { kind: 'adaptive' }, over);
-    const both = await simulate(m, { kind: 'adaptive' }, [...over, ...after]);
-    expect(overAlone.shed).toBeGreaterThan(0);
-    // Every refusal is one the overload alone made: none among the requests at 95%.
-    expect(both.shed).toBe(overAlone.shed);
-    expect(both.overSloSentFrom(2000)).toBe(0);
+    for (let s = 1; s <= 6; s++) {
+      const over = poissonArrivals(rateForLoad(m, 1.5), Math.round(rateForLoad(m, 1.5) * 2000), 2 * s + 3);
+      const fall = over.at(-1) as number;
+      const after = poissonArrivals(rateForLoad(m, 0.95), Math.round(rateForLoad(m, 0.95) * 3000), 2 * s + 4).map((t) => t + fall);
+      const run = await simulate(m, { kind: 'adaptive' }, [...over, ...after]);
+      expect(run.shed).toBeGreaterThan(0); // the overload refused
+      const refusedBySent = run.timeline(10).refused;
+      const lateRefusals = refusedBySent.slice(Math.ceil((fall + 3 * m.maxLatencyMs) / 10)).reduce((p, c) => p + c, 0);
+      expect({ seed: s, lateRefusals }).toEqual({ seed: s, lateRefusals: 0 });
+      expect(run.overSloSentFrom(fall)).toBe(0);
+    }
   });
 });
 
