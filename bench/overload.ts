@@ -12,7 +12,8 @@
  * best bound, the answers in time among the requests sent in the first second (where the overload
  * begins and adaptive's queue first grows to the budget) and among those sent after it. In --full
  * the best bound, picked on these seeds, is also judged against adaptive on 20 fresh seeds: picked
- * as the best of 28 settings, its figure on its own seeds includes their luck. Targets (issue 32):
+ * as the best of 28 settings, its figure on its own seeds includes their luck; and the same on a
+ * host already serving when the overload begins (2 s at 70% load first). Targets (issue 32):
  * adaptive's goodput ≥ 90 % of capacity, ≥ 1.5× the best window with the default queue, ≥ 1.0× the
  * best window with its best bound; a refusal within 1 ms of arriving.
  *
@@ -55,11 +56,26 @@ interface Cell {
 /** Where an overload's onset ends for the split above: the queue reaches the budget within it at 120% and 150%. */
 const ONSET_MS = 1000;
 
+/**
+ * The host already serving when the overload begins (--full, fresh seeds): this long at
+ * `SERVING_LOAD` first. A service's overload starts on a running host whose policy has learned
+ * the model, not on a fresh one; on a model with a large fixed cost the host is rarely idle at 70%
+ * either, which the rate test reads differently (docs/adaptive.md).
+ */
+const SERVING_MS = 2000;
+const SERVING_LOAD = 0.7;
+
 const fixedName = (d: number, bound?: number): string => `window ${d}${bound === undefined ? '' : `, maxQueueSize ${bound}`}`;
 
-/** Answers within the budget per millisecond of the arrivals' span, over the model's full-batch capacity. */
-function goodputOf(m: Model, r: SimResult, arrivals: readonly number[]): number {
-  return (r.answered - r.overSlo) / (arrivals.at(-1) as number) / (m.maxBatchSize / (m.a + m.b * m.maxBatchSize));
+
+/** Answers within the budget among the requests sent from `from` on, per millisecond of their span, over the model's full-batch capacity; and those answered late. */
+interface Counted {
+  readonly goodput: number;
+  readonly late: number;
+}
+function goodputFrom(m: Model, r: SimResult, arrivals: readonly number[], from: number): Counted {
+  const capacity = m.maxBatchSize / (m.a + m.b * m.maxBatchSize);
+  return { goodput: r.onTimeSentFrom(from) / ((arrivals.at(-1) as number) - from) / capacity, late: r.overSloSentFrom(from) };
 }
 
 /** One setting on one seed's arrivals (its spells seeded alike). */
@@ -100,7 +116,7 @@ main(async (args) => {
           const onTime = r.answered - r.overSlo;
           const refusals = [...r.refusals].sort((x, y) => x - y);
           (cells[s.name] ??= []).push({
-            goodput: goodputOf(m, r, arrivals),
+            goodput: goodputFrom(m, r, arrivals, 0).goodput,
             refusedP50: refusals.length === 0 ? 0 : percentile(refusals, 50),
             refusedP99: refusals.length === 0 ? 0 : percentile(refusals, 99),
             refusedFast: refusals.length === 0 ? 1 : refusals.filter((t) => t <= 1).length / refusals.length,
@@ -152,20 +168,37 @@ main(async (args) => {
     const fast = med(cells.adaptive, 'refusedFast');
     sections.push({ heading: key, text: table(['setting (best bound per window)', 'goodput (of capacity)', 'refusal p50 ms', 'refusal p99 ms', 'refused within 1 ms', 'late', 'refused'], rows) });
     sections.push({ heading: `${key}: answered in time, sent in the first ${ONSET_MS / 1000} s (the onset) and after`, text: table(['setting', 'onset', 'after'], onset) });
-    let judged: { seeds: string; medianRatio: number; wins: number } | undefined;
+    type Judged = { medianRatio: number; wins: number; late: number; boundLate: number };
+    let judged: { seeds: string; fresh: Judged; serving: Judged } | undefined;
     if (fresh > 0) {
       const { m, load } = cellOf[key] as { m: Model; load: number };
       const rate = rateForLoad(m, load);
-      const ratios: number[] = [];
+      const serving = rateForLoad(m, SERVING_LOAD);
+      const runs = { fresh: [] as Array<{ a: Counted; b: Counted }>, serving: [] as Array<{ a: Counted; b: Counted }> };
       for (let seed = seeds + 1; seed <= seeds + fresh; seed++) {
         const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
-        ratios.push(goodputOf(m, await run(m, seed, { kind: 'adaptive' }, arrivals), arrivals) / goodputOf(m, await run(m, seed, bestBound.policy, arrivals), arrivals));
+        const counted = async (policy: SimPolicy, all: readonly number[], from: number): Promise<Counted> => goodputFrom(m, await run(m, seed, policy, all), all, from);
+        runs.fresh.push({ a: await counted({ kind: 'adaptive' }, arrivals, 0), b: await counted(bestBound.policy, arrivals, 0) });
+        // The same overload after SERVING_MS of SERVING_LOAD; counted from its start.
+        const before = poissonArrivals(serving, Math.round(serving * SERVING_MS), 500 + seed).filter((t) => t < SERVING_MS);
+        const running = [...before, ...arrivals.map((t) => t + SERVING_MS)];
+        runs.serving.push({ a: await counted({ kind: 'adaptive' }, running, SERVING_MS), b: await counted(bestBound.policy, running, SERVING_MS) });
         progress.update(`${key}: fresh seed ${seed}`);
       }
-      judged = { seeds: `${seeds + 1}-${seeds + fresh}`, medianRatio: median(ratios), wins: ratios.filter((r) => r >= 1).length };
+      const judge = (pairs: Array<{ a: Counted; b: Counted }>): Judged => {
+        const ratios = pairs.map(({ a, b }) => a.goodput / b.goodput);
+        return { medianRatio: median(ratios), wins: ratios.filter((r) => r >= 1).length, late: pairs.reduce((n, p) => n + p.a.late, 0), boundLate: pairs.reduce((n, p) => n + p.b.late, 0) };
+      };
+      judged = { seeds: `${seeds + 1}-${seeds + fresh}`, fresh: judge(runs.fresh), serving: judge(runs.serving) };
       sections.push({
-        heading: `${key}: the best bound judged on fresh arrivals (seeds ${judged.seeds})`,
-        text: table(['bound picked above', 'adaptive / bound, median of per-seed ratios', 'seeds adaptive wins'], [[bestBound.name, fmt(judged.medianRatio, 4), `${judged.wins} of ${fresh}`]]),
+        heading: `${key}: the best bound judged on fresh arrivals (seeds ${judged.seeds}), from a fresh host and from one already serving (${SERVING_MS / 1000} s at ${SERVING_LOAD * 100}% first)`,
+        text: table(
+          ['host', 'bound picked above', 'adaptive / bound, median of per-seed ratios', 'seeds adaptive wins', 'late answers, adaptive / bound (sum)'],
+          (['fresh', 'serving'] as const).map((k) => {
+            const j = (judged as { fresh: Judged; serving: Judged })[k];
+            return [k === 'fresh' ? 'fresh' : 'already serving', bestBound.name, fmt(j.medianRatio, 4), `${j.wins} of ${fresh}`, `${j.late} / ${j.boundLate}`];
+          }),
+        ),
       });
     }
     summary[key] = { adaptive, bestDefault, bestBound: { name: bestBound.name, goodput: bestBound.goodput }, refusalP99, fast, onset: ratio('onTimeOnset'), after: ratio('onTimeAfter'), judged };
