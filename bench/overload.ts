@@ -67,12 +67,15 @@ const SERVING_LOAD = 0.7;
 
 const fixedName = (d: number, bound?: number): string => `window ${d}${bound === undefined ? '' : `, maxQueueSize ${bound}`}`;
 
-
-/** Answers within the budget among the requests sent from `from` on, per millisecond of their span, over the model's full-batch capacity; and those answered late. */
+/** One run's figures over the requests sent from some time on. */
 interface Counted {
+  /** Answers within the budget per millisecond of the requests' span, over the model's full-batch capacity. */
   readonly goodput: number;
+  /** Answers past the budget. */
   readonly late: number;
 }
+
+/** A run's figures over the requests sent from `from` on. */
 function goodputFrom(m: Model, r: SimResult, arrivals: readonly number[], from: number): Counted {
   const capacity = m.maxBatchSize / (m.a + m.b * m.maxBatchSize);
   return { goodput: r.onTimeSentFrom(from) / ((arrivals.at(-1) as number) - from) / capacity, late: r.overSloSentFrom(from) };
@@ -189,13 +192,14 @@ main(async (args) => {
         const ratios = pairs.map(({ a, b }) => a.goodput / b.goodput);
         return { medianRatio: median(ratios), wins: ratios.filter((r) => r >= 1).length, late: pairs.reduce((n, p) => n + p.a.late, 0), boundLate: pairs.reduce((n, p) => n + p.b.late, 0) };
       };
-      judged = { seeds: `${seeds + 1}-${seeds + fresh}`, fresh: judge(runs.fresh), serving: judge(runs.serving) };
+      const both = { fresh: judge(runs.fresh), serving: judge(runs.serving) };
+      judged = { seeds: `${seeds + 1}-${seeds + fresh}`, ...both };
       sections.push({
         heading: `${key}: the best bound judged on fresh arrivals (seeds ${judged.seeds}), from a fresh host and from one already serving (${SERVING_MS / 1000} s at ${SERVING_LOAD * 100}% first)`,
         text: table(
           ['host', 'bound picked above', 'adaptive / bound, median of per-seed ratios', 'seeds adaptive wins', 'late answers, adaptive / bound (sum)'],
           (['fresh', 'serving'] as const).map((k) => {
-            const j = (judged as { fresh: Judged; serving: Judged })[k];
+            const j = both[k];
             return [k === 'fresh' ? 'fresh' : 'already serving', bestBound.name, fmt(j.medianRatio, 4), `${j.wins} of ${fresh}`, `${j.late} / ${j.boundLate}`];
           }),
         ),

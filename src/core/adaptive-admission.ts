@@ -41,8 +41,9 @@ const SPEED_AFTER_BATCHES = 6;
  * has a line fitted, or while a slot is free (the next decision, on this turn, plans it); an
  * arrival that finds a slot free also ends the overload: the model ran out of work, so the load is
  * below its capacity; as does a slot that frees with less than a full batch queued when the
- * arrivals of the last two budgets came slower than the model serves them (see `#caughtUp`). Otherwise, with every slot busy, the backlog ahead of the request runs in
- * full batches back to back from when the first running batch is predicted to end, and:
+ * arrivals of the last two budgets came slower than the model serves them (see `#caughtUp`).
+ * Otherwise, with every slot busy, the backlog ahead of the request runs in full batches back to
+ * back from when the first running batch is predicted to end, and:
  * - outside overload a request is refused only when even an optimistic end (its batch as it
  *   stands, the chain's `k·√n·σ` taken off rather than added) reaches its due time: a certain
  *   miss. Such a refusal means the backlog has grown past the budget, which Poisson fluctuation
