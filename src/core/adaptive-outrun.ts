@@ -15,7 +15,8 @@ const OUTRUN_RATIO = 1.1;
  *   recent full batches: where full batches run only in spells' backlogs (95% load on a model
  *   with a small fixed cost) that median is the spell's, and refused 1,781 requests greedy
  *   answered in time;
- * - the busy period's arrivals: rows that arrived since an arrival last found a slot free.
+ * - the busy period's arrivals: rows that arrived since an arrival last found a slot free, or
+ *   since an overload last ended on the model catching up with the arrivals (adaptive-admission.ts).
  *
  * Arrivals that outran the model's own speed by `OUTRUN_RATIO` over a busy period at least a
  * budget long are a sustained overload: the backlog grows at a fifth of capacity at 120% load and
@@ -34,7 +35,7 @@ export class Outrun {
   #epochAt = -Infinity;
   /** When the speed was first recorded. */
   #since = Infinity;
-  /** When an arrival last found a slot free, and the rows that arrived since. */
+  /** When the busy period started (see `idle`), and the rows that arrived since. */
   #busySince = -Infinity;
   #busyRows = 0;
 
@@ -66,7 +67,7 @@ export class Outrun {
     return span >= minMs && ms !== Infinity ? (this.#busyRows / span) * ms : NaN;
   }
 
-  /** An arrival found a slot free at `at`: a busy period starts after it. */
+  /** An arrival found a slot free at `at`, or the model caught up with the arrivals: a busy period starts after it. */
   idle(at: number): void {
     this.#busySince = at;
     this.#busyRows = 0;
