@@ -70,7 +70,6 @@ export class Admission {
   /** Overloads started because arrivals outran the model (adaptive-outrun.ts), before any certain miss. */
   overloadsByRate = 0;
   readonly #outrun: Outrun;
-  readonly #overloadMs: number;
   #now = 0;
   #slots = Infinity;
   #maxBatchSize = 1;
@@ -102,7 +101,6 @@ export class Admission {
     overloadMs: number,
   ) {
     this.#outrun = new Outrun(overloadMs);
-    this.#overloadMs = overloadMs;
   }
 
   /** Caches the host's limits and the model's full-batch figures, once per decision. */
@@ -128,8 +126,8 @@ export class Admission {
    * sent 300 ms or more after the fall, until the end of the run; none now).
    */
   #caughtUp(now: number): void {
-    const budget = Number.isFinite(this.#budget) ? this.#budget : this.#overloadMs;
-    if (!(this.#fullMs > 0) || this.arrivals.recentRate(now, CAUGHT_UP_BUDGETS * budget) * this.#fullMs >= this.#slots * this.#maxBatchSize) return;
+    // Without a budget (only deadlines) the window is the arrivals' whole overload window.
+    if (!(this.#fullMs > 0) || this.arrivals.recentRate(now, CAUGHT_UP_BUDGETS * this.#budget) * this.#fullMs >= this.#slots * this.#maxBatchSize) return;
     this.overload = false;
     this.#outrun.idle(now);
   }

@@ -47,8 +47,9 @@ export class Arrivals {
   }
 
   /**
-   * The arrival rate in rows per millisecond over about the last `ms` (at most `overloadMs`) up to
-   * `now`: the whole buckets that cover it, the newest one up to `now`; 0 before any arrival.
+   * The arrival rate in rows per millisecond over about the last `ms` (at most `overloadMs`, also
+   * for an infinite `ms`) up to `now`: the whole buckets that cover it, the newest one up to `now`;
+   * 0 before any arrival.
    */
   recentRate(now: number, ms: number): number {
     if (this.#newest === -Infinity) return 0;

@@ -49,6 +49,7 @@ describe('Arrivals: the overload window', () => {
     expect(a.recentRate(1200, 1000)).toBeGreaterThan(1.7);
     // A window longer than overloadMs reads the overload window.
     expect(a.recentRate(1200, 5000)).toBeCloseTo(a.recentRate(1200, 1000), 6);
+    expect(a.recentRate(1200, Infinity)).toBeCloseTo(a.recentRate(1200, 1000), 6); // no budget: the whole window
     // Quiet since: the rate decays, measured up to now.
     expect(a.recentRate(1300, 100)).toBe(0);
   });
