@@ -116,17 +116,17 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
 
   test('one size learned: a larger batch the guess scales past the budget is not cut (the guess knows no fixed cost)', () => {
     const p = new AdaptivePolicy();
-    // A first batch of one row took 9.8 ms: the guess scales it in proportion, 35 rows to 343 ms,
-    // while a model with a fixed cost (10 + 0.1·n ms here) runs them in 13.5.
+    // A first batch of one row took 9.8 ms: the guess scales it in proportion, 32 rows to 314 ms,
+    // while a model with a fixed cost (10 + 0.1·n ms here) runs them in 13.2.
     p.observe({ rows: 1, requests: 1, runMs: 9.8, ok: true });
     expect(p.latencyModel.fit).toBe('single-size');
-    const reqs = Array.from({ length: 35 }, (_, i) => req(90 + i * 0.1));
-    // With a line fitted the same queue would be cut to the rows that end in time (9 here); on the
-    // guess it goes as a full batch.
+    const reqs = Array.from({ length: 32 }, (_, i) => req(90 + i * 0.1));
+    // With a line fitted the same queue would be cut to the rows that end in time; on the guess it
+    // goes as a full batch.
     expect(decideOn(p, view({ now: 100, maxBatchSize: 32, maxLatencyMs: 100, reqs }))).toEqual({ release: true, maxRows: 32, reason: 'full' });
     expect(p.stats.deadlineLimited).toBe(0);
     const q = new AdaptivePolicy();
-    teach(q, 0, 9.8, [1, 2]); // a line, through the same point: 35 rows would take 343 ms
+    teach(q, 0, 9.8, [1, 2]); // a line, through the same point: 32 rows would take 314 ms
     expect(decideOn(q, view({ now: 100, maxBatchSize: 32, maxLatencyMs: 100, reqs }))).toMatchObject({ release: true, reason: 'deadline' });
   });
 

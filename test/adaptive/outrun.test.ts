@@ -114,10 +114,10 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
   });
 
   test('while that overload holds a batch is not cut for a late head (the onset\'s cascade); without it, it is', () => {
-    // 8 requests due at 310 at the head, 32 behind them due at 390: a full batch ends at 317.
+    // 8 requests due at 310 at the head, 24 behind them due at 390: a full batch ends at 317.
     const late = (now: number): QueueView => {
-      const reqs = [...Array.from({ length: 8 }, () => req(210)), ...Array.from({ length: 32 }, () => req(290))];
-      return { ...view(now), queuedRows: 40, queuedRequests: 40, oldestEnqueuedAt: 210, requests: () => reqs };
+      const reqs = [...Array.from({ length: 8 }, () => req(210)), ...Array.from({ length: 24 }, () => req(290))];
+      return { ...view(now), queuedRows: 32, queuedRequests: 32, oldestEnqueuedAt: 210, requests: () => reqs };
     };
     const calm = taught();
     // The longest prefix that ends by 310 if it starts now: 17 rows (1 + 0.5 · 17 = 9.5 ms).
@@ -130,6 +130,16 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     expect(over.decide(late(300))).toMatchObject({ release: true, maxRows: 32, reason: 'full' });
     // Nobody is shed from the plan either: that waits for the sustained overload (`overloadMs`).
     expect(over.stats.shedOverload).toBe(0);
+
+    // Nor with more than a full batch waiting, overload or not: the model stays busy past this
+    // batch anyway, and a cut would save the head by delaying every row behind it.
+    const backlog: QueueView = (() => {
+      const reqs = [...Array.from({ length: 8 }, () => req(210)), ...Array.from({ length: 32 }, () => req(290))];
+      return { ...view(300), queuedRows: 40, queuedRequests: 40, oldestEnqueuedAt: 210, requests: () => reqs };
+    })();
+    const behind = taught();
+    expect(behind.decide(backlog)).toMatchObject({ release: true, maxRows: 32, reason: 'full' });
+    expect(behind.stats.deadlineLimited).toBe(0);
   });
 
   test('the queue kept is what keeps the next batch full: one batch at 150%, a few rows more at 120%', () => {
