@@ -29,7 +29,8 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  *   late answer, so the reserve does not refuse anyone), but never a member of the batch about to
  *   start;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
- *   (a short deadline at the head), in which case it releases that one (reason `deadline`).
+ *   (a short deadline at the head), in which case it releases that one (reason `deadline`); never
+ *   with more than a full batch queued, where the rows lost would delay everyone behind.
  *
  * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
  * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
