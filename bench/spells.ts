@@ -61,7 +61,7 @@ main(async (args) => {
             sent += arrivals.length;
             for (const side of ['adaptive', 'greedy'] as const) {
               const r = await simulate(m, side === 'adaptive' ? { kind: 'adaptive' } : { kind: 'fixed', maxDelayMs: 0 }, arrivals);
-              missed[side] += arrivals.length - r.answered + r.overSlo;
+              missed[side] += r.shed + r.overSlo;
               p99s[side].push(r.p99);
             }
           }
