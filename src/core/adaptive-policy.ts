@@ -4,7 +4,7 @@ import { Arrivals } from './adaptive-arrivals';
 import { Handoff } from './adaptive-handoff';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
-import { countAhead, nobodyLate, onTimeRows, planQueue, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
+import { countAhead, nobodyLate, planQueue, smallerFirst, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
 import type { BatchOutcome, QueuedRequestInfo, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './policy';
 
 // The options and counters are declared in adaptive-options.ts, the plan's shapes in adaptive-plan.ts.
@@ -30,7 +30,8 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  *   start;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
  *   (a short deadline at the head), in which case it releases that one (reason `deadline`); never
- *   with more than a full batch queued, where the rows lost would delay everyone behind.
+ *   with more than a full batch queued, where the rows lost would delay everyone behind, nor right
+ *   after a batch that ran 1.3× its prediction or more (a slow spell the model has not caught up with).
  *
  * On arrival (`enqueued`), with every slot busy, it refuses a request at once only when the backlog
  * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
@@ -89,6 +90,8 @@ export class AdaptivePolicy implements ReleasePolicy {
    * request queued is newer, none queued has one.
    */
   #deadlineAt = -Infinity;
+  /** The last batch ran `SLOW_BATCH` times its predicted run time or more (see `smallerFirst`). */
+  #ranSlow = false;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -140,7 +143,10 @@ export class AdaptivePolicy implements ReleasePolicy {
   observe(outcome: BatchOutcome): void {
     this.#running.shift();
     this.#handoff.ended(outcome.runMs);
-    this.latencyModel.observe(outcome);
+    const m = this.latencyModel;
+    // Judged against the prediction before this batch is learned from: after it the model has moved.
+    this.#ranSlow = outcome.ok && m.fit === 'line' && outcome.runMs >= SLOW_BATCH * (m.predict(outcome.rows) as number);
+    m.observe(outcome);
     this.#admission.refit();
   }
 
@@ -203,38 +209,15 @@ export class AdaptivePolicy implements ReleasePolicy {
       }
     }
 
-    let first = plan.first;
-    let cut = false;
-    if (plan.late.length > 0 && !sustained && !this.#admission.overload && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line') {
-      // A smaller first batch ends sooner: take it when it leaves fewer requests late overall
-      // (a short deadline at the head), not when the head is late anyway. Only when the plan saw
-      // the whole queue, and never under sustained overload: with a backlog past the plan, or
-      // arrivals beyond capacity, throughput is what is short, a smaller batch serves fewer rows
-      // per millisecond, and the harm falls on requests the plan does not see (measured: cuts
-      // while a backlog grew took a 95%-loaded MLP from full batches to 26-row ones). Nor with
-      // more than a full batch waiting: the model stays busy past this batch anyway, so a cut
-      // saves the head by delaying every row behind it and every arrival until the backlog
-      // clears, which the plan does not see either; in a slow spell at 70% load the latency
-      // model lags the doubled run times and the plan read each cut as saving requests
-      // (simulated, 10 + 0.1·n ms, 30 seeds of 12 s: batches of 31, 22, 13, 2 rows in a spell,
-      // 0.52% of requests missed against 0.42% without such cuts; at 80% 1.32% against 1.07%). Nor on a
-      // guess (one batch size seen): it scales run time in proportion above that size, so to a
-      // model with a fixed cost any larger batch looks late (measured: a 10 + 0.1·n ms model at
-      // 150% load cut its second batch to 9 of 35 rows, a third of a batch lost per host start).
-      const rows = onTimeRows(first, now, c);
-      if (rows < first.rows) {
-        const smaller = planQueue(kept, now, view, c, rows, this.#running, this.#planBatches);
-        if (smaller.late.length < plan.late.length) {
-          first = smaller.first;
-          cut = true;
-        }
-      }
-    }
-
-    if (cut) {
+    // A batch is cut short for a late head only where the plan's figures can be trusted and the
+    // rows it costs fall on no one the plan does not see: see `smallerFirst` for when, and why not
+    // after a batch that ran slow.
+    const smaller = !sustained && !this.#admission.overload && !this.#ranSlow && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line' ? smallerFirst(plan, kept, now, view, c, this.#running, this.#planBatches) : undefined;
+    if (smaller !== undefined) {
       this.#stats.deadlineLimited++;
-      return this.#release('deadline', first.rows, now, c, shed);
+      return this.#release('deadline', smaller.rows, now, c, shed);
     }
+    const first = plan.first;
     if (first.rows >= view.maxBatchSize || first.members.length < kept.length) return this.#release('full', first.rows, now, c, shed);
 
     const wakeAt = this.#waitUntil(view, first, c);
@@ -396,6 +379,13 @@ const NOTHING_LEARNED: Costs = { mean: () => 0, std: () => 0, maxStd: () => 0, f
 export function adaptivePolicy(options?: AdaptivePolicyOptions): AdaptivePolicy {
   return new AdaptivePolicy(options);
 }
+
+/**
+ * A batch that ran this many times its predicted run time or more is taken as the first sign of a
+ * slow spell, which the latency model follows a clipped step at a time: the next decision cuts no
+ * batch short (see `smallerFirst`). With 10% jitter and no spell, about one batch in 200 runs so slow.
+ */
+const SLOW_BATCH = 1.3;
 
 /**
  * Deadlines are exclusive (a host's timeout fires at its deadline, possibly before a batch ending at

@@ -386,6 +386,21 @@ describe('AdaptivePolicy.decide (pure, fake views)', () => {
     expect(decideOn(p, view({ now: 60, reqs: long }))).toEqual({ release: true, maxRows: 16, reason: 'full' });
   });
 
+  test('right after a batch that ran 1.3× its prediction it cuts nothing (a spell the model lags); after one under that, it cuts again', () => {
+    const p = new AdaptivePolicy();
+    // Five batches of each size: the slow one below is clipped as it is learned, so the line, and
+    // with it the cut the plan wants, barely move.
+    teach(p, 2, 0.5, [1, 4, 16, 1, 4, 16, 1, 4, 16, 1, 4, 16, 1, 4, 16]);
+    const queue = () => [req(59, 66), ...Array.from({ length: 10 }, () => req(59, 200))]; // the head makes it in up to 7 rows
+    expect(decideOn(p, view({ now: 60, reqs: queue() }))).toEqual({ release: true, maxRows: 7, reason: 'deadline' });
+    p.observe({ rows: 16, requests: 16, runMs: 1.3 * 10, ok: true }); // 13 ms where 10 were predicted
+    expect(decideOn(p, view({ now: 60, reqs: queue() }))).toEqual({ release: true, maxRows: 11, reason: 'idle' });
+    p.observe({ rows: 16, requests: 16, runMs: 1.25 * 10, ok: true }); // slow, but under the threshold
+    // The two slow batches raised the line a little: the head now makes it in up to 6 rows.
+    expect(decideOn(p, view({ now: 60, reqs: queue() }))).toEqual({ release: true, maxRows: 6, reason: 'deadline' });
+    expect(p.stats.deadlineLimited).toBe(2);
+  });
+
   test('a burst is not sustained overload: late requests are kept and answered late, not shed', () => {
     const p = new AdaptivePolicy({ overloadMs: 50 });
     teach(p, 10, 0);

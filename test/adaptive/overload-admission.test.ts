@@ -98,20 +98,41 @@ describe('1 ms + 0.5 ms/row at 120% and 150% with slow spells that double run ti
   });
 });
 
+/**
+ * Adaptive and greedy on the same 6 s of Poisson arrivals (seeded `arrivalSeed`) at `load`, on
+ * 10 + 0.1·n ms with 10% jitter and 2× slow spells (seeded `seed`): requests each missed (refused
+ * or answered past `budgetMs`), and adaptive's counters.
+ */
+async function spellsAgainstGreedy(budgetMs: number, load: number, seed: number, arrivalSeed: number) {
+  const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: budgetMs, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+  const rate = rateForLoad(m, load);
+  const arrivals = poissonArrivals(rate, Math.round(rate * 6000), arrivalSeed);
+  const missed = (r: SimResult): number => arrivals.length - r.answered + r.overSlo;
+  const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+  const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
+  return { adaptive: missed(adaptive), greedy: missed(greedy), stats: adaptive.adaptive?.stats };
+}
+
 describe('10 ms + 0.1 ms/row, batches of 32, 70% load with slow spells', () => {
   test.each([3, 6])('a slow spell into the backlog (seed %p): adaptive cuts no batch short and misses no more than greedy', async (seed) => {
     // A spell that doubles run times at 70% load builds a backlog of several batches; the latency
     // model lags the doubled run times, so a plan read cutting the first batch for its late head
     // as saving requests, and the cuts (31, 22, 13, 2 rows) took the throughput the backlog
     // needed: on these seeds the model missed 25 and 64 requests against greedy's 2 and 41.
-    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
-    const rate = rateForLoad(m, 0.7);
-    const arrivals = poissonArrivals(rate, Math.round(rate * 6000), 1000 + seed);
-    const missed = (r: SimResult): number => arrivals.length - r.answered + r.overSlo;
-    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
-    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
-    expect(missed(greedy)).toBeGreaterThan(0); // the spell does make a backlog past the budget
-    expect(adaptive.adaptive?.stats.deadlineLimited).toBe(0);
-    expect(missed(adaptive)).toBeLessThanOrEqual(missed(greedy));
+    const r = await spellsAgainstGreedy(100, 0.7, seed, 1000 + seed);
+    expect(r.greedy).toBeGreaterThan(0); // the spell does make a backlog past the budget
+    expect(r.stats?.deadlineLimited).toBe(0);
+    expect(r.adaptive).toBeLessThanOrEqual(r.greedy);
+  });
+});
+
+describe('10 ms + 0.1 ms/row, batches of 32, a 50 ms budget, 30% load with slow spells', () => {
+  test.each([2, 7])('after a batch that ran slow no batch is cut short (seed %p): adaptive misses at most 10 more than greedy', async (seed) => {
+    // At 30% load a cut is asked for only when a spell has made the plan's head late: the latency
+    // model follows the doubled run times a clipped step at a time, so the plan underprices the
+    // batch a cut adds, and every arrival waits behind it. With such cuts, these seeds missed 22
+    // and 25 requests against greedy's 7 and 0 (bench/spells.ts flags a cell past 1.1× + 10).
+    const r = await spellsAgainstGreedy(50, 0.3, seed, 7000 + seed);
+    expect(r.adaptive).toBeLessThanOrEqual(r.greedy + 10);
   });
 });
