@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, machineInfo, RESULTS_DIR, table, type TargetResult } from './harness';
 
-export const SCENARIOS = ['overhead', 'light-load', 'saturation', 'event-loop', 'memory', 'open-loop', 'adaptive', 'lifecycle', 'generation', 'redis', 'redis-capacity', 'overload', 'spells', 'dashboard'] as const;
+export const SCENARIOS = ['overhead', 'light-load', 'saturation', 'event-loop', 'memory', 'open-loop', 'adaptive', 'lifecycle', 'generation', 'redis', 'redis-capacity', 'overload', 'overload-profile', 'spells', 'dashboard'] as const;
 
 const argv = process.argv.slice(2);
 const flags = argv.filter((a) => a.startsWith('--') || /^\d+$/.test(a));

@@ -69,7 +69,7 @@ export interface AdaptiveStats {
   readonly shedOverload: number;
   /**
    * Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once
-   * that happened (overload), beyond the short queue kept (at most one and a half full batches per slot). The sum of the
+   * that happened (overload), beyond the short queue kept (at most two full batches per slot). The sum of the
    * three `refused…` counters below.
    */
   readonly shedAtArrival: number;
@@ -82,8 +82,8 @@ export interface AdaptiveStats {
   readonly overloadsByRate: number;
   /**
    * Refused on arrival in overload: beyond the queue kept, one full batch per batch slot plus what
-   * keeps the next one full at the arrival rate (or what a doubled run time still ends in time),
-   * at most one and a half full batches per slot.
+   * keeps the next one full at the arrival rate (at most one and a half full batches per slot), or
+   * plus the whole batches a doubled run time still ends in time (at most two per slot).
    */
   readonly refusedOverQueue: number;
   /** Refused on arrival in overload: its batch, counted full, would end at or past its due time on the mean. */

@@ -159,15 +159,27 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     expect(keptAt(2.26, 39).some(Boolean)).toBe(false);
   });
 
-  test('on a model with a large fixed cost the queue stays at one and a half batches: a doubled run time still ends it in time', () => {
-    // 10 + 0.1·n ms: a full batch takes 13.2 ms, 26.4 doubled; the back of 48 rows ends within 3 of them (79 ms).
-    const p = taught(10, 0.1);
+  /** The rows kept under an overload started by arrivals at 150% of an `a + b·n` ms model: the verdicts for `queued` rows waiting. */
+  function keptAt150(a: number, b: number, queued: number): boolean[] {
+    const p = taught(a, b);
     p.enqueued(req(100), 1, 0);
-    const rate = (1.5 * 32) / 13.2;
-    drive(p, 100.5, 110, rate, () => 60);
+    const rate = (1.5 * 32) / (a + 32 * b);
+    drive(p, 100.5, 110, rate, () => 3 * 32);
     expect(p.stats.overloadsByRate).toBe(1);
-    expect(drive(p, 210.5, 20, rate, () => 48).every(Boolean)).toBe(true);
-    expect(drive(p, 230.5, 20, rate, () => 49).some(Boolean)).toBe(false);
+    return drive(p, 210.5, 20, rate, () => queued);
+  }
+
+  test('on a model with a large fixed cost two batches wait: a doubled run time, read 10% slow, still ends them in time', () => {
+    // 10 + 0.1·n ms: a full batch takes 13.2 ms, 29 doubled and read 10% slow; the back of 64 rows
+    // ends within 3 of them (87 ms of the 100 ms budget).
+    expect(keptAt150(10, 0.1, 64).every(Boolean)).toBe(true);
+    expect(keptAt150(10, 0.1, 65).some(Boolean)).toBe(false);
+  });
+
+  test('a full batch of 16 ms keeps one batch waiting at 150%: three doubled batches would take 96 ms of the 100, too near to count on', () => {
+    // 0.5·n ms: doubled and read 10% slow a full batch is 35.2 ms, and three of them pass the budget.
+    expect(keptAt150(0, 0.5, 32).every(Boolean)).toBe(true);
+    expect(keptAt150(0, 0.5, 33).some(Boolean)).toBe(false);
   });
 
   test('at 95% with the same backlog nothing is refused and no overload starts', () => {
