@@ -236,7 +236,7 @@ export class Admission {
     // times doubled: the back of the queue may be in the last of them.
     const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * this.#fullMs)) - 1;
     const fed = Math.min(most, slots * max + Math.max(0, keepsFull));
-    return Math.max(fed, Math.min(SAFE_QUEUE_BATCHES * slots * max, slots * max + Math.max(0, (waves - 1) * slots * max)));
+    return Math.max(fed, Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves)) * slots * max);
   }
 
   #refuse(reason: keyof Admission['refused']): false {

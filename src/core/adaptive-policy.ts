@@ -213,7 +213,8 @@ export class AdaptivePolicy implements ReleasePolicy {
     // A batch is cut short for a late head only where the plan's figures can be trusted and the
     // rows it costs fall on no one the plan does not see: see `smallerFirst` for when, and why not
     // after a batch that ran slow.
-    const smaller = !sustained && !this.#admission.overload && !this.#ranSlow && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line' ? smallerFirst(plan, kept, now, view, c, this.#running, this.#planBatches) : undefined;
+    const mayCut = !sustained && !this.#admission.overload && !this.#ranSlow && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line';
+    const smaller = mayCut ? smallerFirst(plan, kept, now, view, c, this.#running, this.#planBatches) : undefined;
     if (smaller !== undefined) {
       this.#stats.deadlineLimited++;
       return this.#release('deadline', smaller.rows, now, c, shed);
