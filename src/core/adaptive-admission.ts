@@ -234,7 +234,11 @@ export class Admission {
     const keepsFull = max - perFree + FULL_BATCH_RESERVE_SD * Math.sqrt(perFree);
     // Waves of `slots` full batches, after the running ones, that end within the budget with run
     // times doubled: the back of the queue may be in the last of them.
-    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * this.#fullMs)) - 1;
+    // At the model's own speed when it is slower now: the doubling stands for a spell, and read at a
+    // spell's estimate (and for the 100-150 ms the estimate takes to come down after it) the queue
+    // fell from 64 rows to 38-40 on a 10 + 0.1·n ms model, and short batches followed.
+    const speed = Math.min(this.#fullMs, this.#outrun.nominalMs);
+    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
     const fed = Math.min(most, slots * max + Math.max(0, keepsFull));
     return Math.max(fed, Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves)) * slots * max);
   }

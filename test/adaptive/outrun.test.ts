@@ -57,6 +57,37 @@ describe('Outrun: a sustained overload told from a burst and from a slow spell',
     expect(o.nominalMs).toBe(32);
   });
 
+  test('on a host busy for seconds before the onset, 120% is caught by the running excess within 200 ms, where the busy period\'s ratio would take seconds', () => {
+    const o = busy();
+    expect(arrive(o, 0.5, 3000, 1.9)).toBe(false); // 95% for 3 s, never idle
+    // 2.4 rows per ms against 1.05 × 2: the excess grows by 0.3 rows per ms and passes 64 after 213 ms;
+    // the ratio over the busy period (5,700 + 2.4·t rows in 3,000 + t ms) passes 1.1 × 2 after 4.5 s.
+    expect(arrive(o, 3000.5, 3200, 2.4)).toBe(false);
+    expect(arrive(o, 3200.5, 3230, 2.4)).toBe(true);
+  });
+
+  test('the excess is counted in requests of the mean size: requests of 4 rows need 256 rows past the rate', () => {
+    const rows4 = (o: Outrun, from: number, to: number, rate: number): boolean => {
+      let verdict = false;
+      for (let t = from; t <= to; t += 4 / rate) verdict = o.arrived(t, 4, 1, 32, 100);
+      return verdict;
+    };
+    const o = busy();
+    expect(rows4(o, 0.5, 3000, 1.9)).toBe(false);
+    // The same 2.4 rows per ms: 256 rows of excess take 853 ms.
+    expect(rows4(o, 3000.5, 3800, 2.4)).toBe(false);
+    expect(rows4(o, 3800.5, 3900, 2.4)).toBe(true);
+  });
+
+  test('a slot found free clears the excess: a burst below capacity does not carry over into the next busy period', () => {
+    const o = busy();
+    expect(arrive(o, 0.5, 3000, 1.9)).toBe(false);
+    expect(arrive(o, 3000.5, 3150, 2.4)).toBe(false); // 45 rows of excess
+    o.idle(3150);
+    // 90 ms more would bring the excess to 72 rows; the new busy period counts 27, and is not a budget long.
+    expect(arrive(o, 3150.5, 3240, 2.4)).toBe(false);
+  });
+
   test('the speed is trusted only a budget after it was first recorded, and never before one is', () => {
     const o = new Outrun(1000);
     o.idle(0);
@@ -174,6 +205,21 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     // ends within 3 of them (87 ms of the 100 ms budget).
     expect(keptAt150(10, 0.1, 64).every(Boolean)).toBe(true);
     expect(keptAt150(10, 0.1, 65).some(Boolean)).toBe(false);
+  });
+
+  test('a slow spell does not shrink those two batches: they are counted at the model\'s own speed, which a spell doubles at most', () => {
+    const p = taught(10, 0.1);
+    p.enqueued(req(100), 1, 0);
+    const rate = (1.5 * 32) / 13.2;
+    drive(p, 100.5, 110, rate, () => 3 * 32);
+    expect(p.stats.overloadsByRate).toBe(1);
+    // A spell: full batches at twice their time lift the estimate past 15 ms, where doubled and read
+    // 10% slow two batches behind the running one would pass the budget; the spell's own doubling is
+    // what the two batches were kept to survive.
+    for (let i = 0; i < 6; i++) p.observe({ rows: 32, requests: 32, runMs: 26.4, ok: true });
+    expect(p.latencyModel.predict(32)).toBeGreaterThan(15);
+    expect(drive(p, 210.5, 20, rate, () => 64).every(Boolean)).toBe(true);
+    expect(drive(p, 230.5, 20, rate, () => 65).some(Boolean)).toBe(false);
   });
 
   test('a full batch of 16 ms keeps one batch waiting at 150%: three doubled batches would take 96 ms of the 100, too near to count on', () => {

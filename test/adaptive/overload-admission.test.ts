@@ -77,6 +77,21 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
   });
 });
 
+describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', () => {
+  test.each([8, 17, 21])('the onset is caught while the queue is short, though the host was busy for seconds before it (seed %p)', async (seed) => {
+    // At 70% this model's batches run back to back, so the busy period's average holds seconds of
+    // 70% and read the onset late: 96 / 64 / 96 answers of the onset were late on these seeds.
+    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+    const serving = rateForLoad(m, 0.7);
+    const rate = rateForLoad(m, 1.2);
+    const before = poissonArrivals(serving, Math.round(serving * 2000), 500 + seed).filter((t) => t < 2000);
+    const onset = poissonArrivals(rate, Math.round(rate * 3000), 1000 + seed).map((t) => t + 2000);
+    const r = await simulate(m, { kind: 'adaptive' }, [...before, ...onset]);
+    expect(r.adaptive?.stats.overloadsByRate).toBeGreaterThanOrEqual(1);
+    expect(r.overSloSentFrom(2000)).toBeLessThanOrEqual(10);
+  });
+});
+
 describe('1 ms + 0.5 ms/row at 120% and 150% with slow spells that double run times, 12 s, seeds 1-5', () => {
   /** Answers past the budget among the requests sent after the first second (the onset), summed over the seeds. */
   async function lateAfterOnset(load: number): Promise<number> {
