@@ -9,10 +9,15 @@
  * with the default queue and with each `maxQueueSize` of a sweep; the best of them is picked on
  * these very arrivals.
  *
- * The measure: answers within the budget (median over the seeds) of adaptive against the best
- * setting, and where the difference lies, step by step (by send time): answers in time, refused,
- * late. The target is issue 32's "≥ 1.0× the best fixed window with its best queue bound", read
- * over the whole profile.
+ * The measure: answers within the budget summed over the seeds, adaptive against the setting with
+ * the most (what a service sees over all its traffic; every setting on the same arrivals, so the
+ * sums are paired), beside the median of the per-seed ratios to that setting and the seeds
+ * adaptive wins; and where the difference lies, step by step (by send time): answers in time,
+ * refused, late. The target is issue 32's "≥ 1.0× the best fixed window with its best queue
+ * bound", read over the whole profile. (Until 27 Nov the measure was the ratio of the two medians
+ * over the seeds, unpaired: a seed's count moves with its arrivals by more than the settings
+ * differ, and 5 seeds read 1.0013 / 1.0008× where 15 read 0.9951 / 0.9987×, with the sums at
+ * 0.9997 / 1.0001×.)
  *
  *   npx ts-node bench/overload-profile.ts --quick   # 2 seeds
  *   npx ts-node bench/overload-profile.ts --full    # 5 seeds
@@ -79,7 +84,7 @@ main(async (args) => {
       const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: BUDGET_MS, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed: i + 1 } };
       return { m, arrivals: profileArrivals(m, i + 1) };
     });
-    const results: Array<{ name: string; onTime: number; steps: Steps }> = [];
+    const results: Array<{ name: string; onTime: number; perSeed: number[]; steps: Steps }> = [];
     for (const s of settings) {
       const onTime: number[] = [];
       const steps: Steps = { onTime: PROFILE.map(() => 0), refused: PROFILE.map(() => 0), late: PROFILE.map(() => 0) };
@@ -95,17 +100,20 @@ main(async (args) => {
         }
         progress.update(`${++done}/${MODELS.length * settings.length * seeds} ${name}: ${s.name}`);
       }
-      results.push({ name: s.name, onTime: median(onTime), steps });
+      results.push({ name: s.name, onTime: onTime.reduce((x, y) => x + y, 0), perSeed: onTime, steps });
     }
     const adaptive = results[0] as (typeof results)[number];
     const best = results.slice(1).reduce((x, y) => (y.onTime > x.onTime ? y : x));
     const ratio = adaptive.onTime / best.onTime;
+    const perSeed = adaptive.perSeed.map((n, i) => n / (best.perSeed[i] as number));
+    const wins = perSeed.filter((r) => r >= 1).length;
     sections.push({
-      heading: `${name}: answers in time over the profile (median of ${seeds} seeds), and step by step summed over the seeds (adaptive / ${best.name})`,
+      heading: `${name}: answers in time over the profile and step by step, summed over ${seeds} seeds (adaptive / ${best.name})`,
       text: table(
         ['step', 'in time', 'refused', 'late'],
         [
-          ['whole profile (median)', `${fmt(adaptive.onTime, 0)} / ${fmt(best.onTime, 0)} (${fmt(ratio, 4)}×)`, '', ''],
+          ['whole profile (sum)', `${fmt(adaptive.onTime, 0)} / ${fmt(best.onTime, 0)} (${fmt(ratio, 4)}×)`, '', ''],
+          ['per seed (median ratio, seeds adaptive wins)', `${fmt(median(perSeed), 4)}× (${wins} of ${seeds})`, '', ''],
           ...PROFILE.map(([load, seconds], k) => [
             `${Math.round(load * 100)}% for ${seconds} s`,
             `${fmt(adaptive.steps.onTime[k] as number, 0)} / ${fmt(best.steps.onTime[k] as number, 0)}`,
@@ -115,7 +123,7 @@ main(async (args) => {
         ],
       ),
     });
-    summary[name] = { adaptive: adaptive.onTime, best: { name: best.name, onTime: best.onTime }, ratio, steps: { adaptive: adaptive.steps, best: best.steps } };
+    summary[name] = { adaptive: adaptive.onTime, best: { name: best.name, onTime: best.onTime }, ratio, perSeedMedianRatio: median(perSeed), wins, steps: { adaptive: adaptive.steps, best: best.steps } };
     targets.push({ name: `${name}: adaptive / the best setting over the profile (${best.name}), answers in time`, value: ratio, target: '>= 1.0', pass: ratio >= 1 });
   }
   progress.done();
