@@ -95,6 +95,8 @@ export class Admission {
   #fullMs = 0;
   #fullSd = 0;
   #k = 0;
+  /** Whole batches per slot a doubled run time still ends in time (see `#queueCap`), as of the last refit. */
+  #safeBatches = 1;
 
   /** Batch slots (`inFlight + freeSlots`) at the last decision. */
   get slots(): number {
@@ -164,6 +166,15 @@ export class Admission {
     // and on a few batches (a line fitted on two or three sizes read a 10 + 0.1·n ms model's full
     // batch 11% fast, and hid a 120% overload).
     if (fitted && this.#slots !== Infinity && m.maxObservedRows >= this.#maxBatchSize && m.samples >= SPEED_AFTER_BATCHES) this.#outrun.fullBatch(this.#now, this.#fullMs);
+    // Waves of full batches, after the running ones, that end within the budget with run times
+    // doubled: the back of the queue may be in the last of them. At the model's own speed when it
+    // is slower now: the doubling stands for a spell, and read at a spell's estimate (and for the
+    // 100-150 ms the estimate takes to come down after it) the queue fell from 64 rows to 38-40 on
+    // a 10 + 0.1·n ms model, and short batches followed. Cached here, not per request: every figure
+    // it reads changes only with a refit.
+    const speed = Math.min(this.#fullMs, this.#outrun.nominalMs);
+    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
+    this.#safeBatches = Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves));
   }
 
   /**
@@ -232,15 +243,8 @@ export class Admission {
     const perFree = this.#outrun.rowsPerFullBatch(at, this.#budget) / slots;
     if (!(perFree > 0)) return most;
     const keepsFull = max - perFree + FULL_BATCH_RESERVE_SD * Math.sqrt(perFree);
-    // Waves of `slots` full batches, after the running ones, that end within the budget with run
-    // times doubled: the back of the queue may be in the last of them.
-    // At the model's own speed when it is slower now: the doubling stands for a spell, and read at a
-    // spell's estimate (and for the 100-150 ms the estimate takes to come down after it) the queue
-    // fell from 64 rows to 38-40 on a 10 + 0.1·n ms model, and short batches followed.
-    const speed = Math.min(this.#fullMs, this.#outrun.nominalMs);
-    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
     const fed = Math.min(most, slots * max + Math.max(0, keepsFull));
-    return Math.max(fed, Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves)) * slots * max);
+    return Math.max(fed, this.#safeBatches * slots * max);
   }
 
   #refuse(reason: keyof Admission['refused']): false {
