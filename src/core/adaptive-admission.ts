@@ -48,6 +48,20 @@ const SLOWDOWN = 2;
  */
 const CAUGHT_UP_BUDGETS = 2;
 
+/**
+ * Arrivals over the last budget at this many times what the slots serve at the model's own speed
+ * (or the current estimate's, before one is recorded) outpace the model: outside overload the
+ * certain-miss test then judges as the overload does, on the mean rather than the optimistic end,
+ * and after a batch that ran slow at its slowdown (see `lastRanSlowBy`). The backlog is growing,
+ * so a request whose batch ends past its due time on the mean is more likely late than not: from
+ * a cold host at 150% (10 + 0.1·n ms, 5 seeds × 12 s) 23 answers at the budget's edge were late.
+ * Without the rate test a slow spell below capacity read as a certain miss (simulated, 10 seeds ×
+ * 12 s with 2× spells, missed at 70% load 0.363% → 0.534% on a 10 + 0.1·n ms model, at 95% 3.30%
+ * → 3.72%); at 1.0× the 95% cells still missed 0.3% more; at 1.1× they are unchanged (±0.01%),
+ * and after an onset from 70% the test passes within 80 ms at 120%, 50 ms at 150%.
+ */
+const OUTPACED_RATE = 1.1;
+
 /** Batches the latency model learns from before its full-batch time counts as the model's own speed. */
 const SPEED_AFTER_BATCHES = 6;
 
@@ -63,9 +77,10 @@ const SPEED_AFTER_BATCHES = 6;
  * back from when the first running batch is predicted to end, and:
  * - outside overload a request is refused only when even an optimistic end (its batch as it
  *   stands, the chain's `k·√n·σ` taken off rather than added) reaches its due time: a certain
- *   miss. Such a refusal means the backlog has grown past the budget, which Poisson fluctuation
- *   below capacity does not do (at 95% load the queue's excursions stay inside any budget a greedy
- *   host meets), so it starts the overload;
+ *   miss (while arrivals outpace the model, on the mean, and after a batch that ran slow at its
+ *   slowdown: see `OUTPACED_RATE`). Such a refusal means the backlog has grown past the budget,
+ *   which Poisson fluctuation below capacity does not do (at 95% load the queue's excursions stay
+ *   inside any budget a greedy host meets), so it starts the overload;
  * - arrivals that outran the model's own speed over a busy period a budget long (see
  *   adaptive-outrun.ts) start the overload earlier, once the queue holds more than the overload
  *   keeps, before the backlog reaches the budget: its edge is where requests are answered late;
@@ -86,6 +101,16 @@ export class Admission {
   readonly refused = { certainMiss: 0, overQueue: 0, overBudget: 0 };
   /** Overloads started because arrivals outran the model (adaptive-outrun.ts), before any certain miss. */
   overloadsByRate = 0;
+  /**
+   * The last batch's run time over its prediction when the policy read it as a slow spell starting
+   * (1.3× or more), else 1. Outside overload, while arrivals outpace the model (see
+   * `OUTPACED_RATE`), the certain-miss test prices the backlog at this slowdown: the latency
+   * model follows a spell a clipped step at a time, and a spell at an overload's onset let the
+   * backlog grow to the budget at the old speed, late at the new one (simulated, 10 + 0.1·n ms, a
+   * 100 ms budget, 10% jitter, 70% load then 120% with a 2× spell starting 10 ms before to 50 ms
+   * after the onset, 5 seeds each: 463–665 answers of the onset late, now 137–278).
+   */
+  lastRanSlowBy = 1;
   readonly #outrun: Outrun;
   #now = 0;
   #slots = Infinity;
@@ -218,9 +243,16 @@ export class Admission {
       if (ahead === 0 && start + (this.model.predict(queuedRows) as number) + this.handoff.ms < due) return true;
       return this.#refuse('overBudget');
     }
-    if (start + chain * this.#fullMs - spread < due) return true;
+    // In time on the mean: admitted without reading the arrival rate (the common case).
+    if (this.lastRanSlowBy === 1 && start + chain * this.#fullMs < due) return true;
+    // While arrivals outpace the model, judged as in overload, on the mean, and after a batch
+    // that ran slow at its slowdown (see `OUTPACED_RATE`); otherwise on the optimistic end.
+    const outpaced = this.#outpaced(request.enqueuedAt, slots, max);
+    const slow = outpaced ? this.lastRanSlowBy : 1;
+    const reserve = outpaced ? 0 : spread;
+    if (start + chain * this.#fullMs * slow - reserve < due) return true;
     const own = queuedRows - ahead * max;
-    if (start + (chain - 1) * this.#fullMs + (this.model.predict(own) as number) + this.handoff.ms - spread < due) return true;
+    if (start + ((chain - 1) * this.#fullMs + (this.model.predict(own) as number)) * slow + this.handoff.ms - reserve < due) return true;
     this.overload = true;
     return this.#refuse('certainMiss');
   }
@@ -245,6 +277,11 @@ export class Admission {
     const keepsFull = max - perFree + FULL_BATCH_RESERVE_SD * Math.sqrt(perFree);
     const fed = Math.min(most, slots * max + Math.max(0, keepsFull));
     return Math.max(fed, this.#safeBatches * slots * max);
+  }
+
+  /** Whether the arrivals of the last budget came at `OUTPACED_RATE` times what the slots serve at the model's own speed or faster. */
+  #outpaced(at: number, slots: number, max: number): boolean {
+    return this.arrivals.recentRate(at, this.#budget) * Math.min(this.#fullMs, this.#outrun.nominalMs) >= OUTPACED_RATE * slots * max;
   }
 
   #refuse(reason: keyof Admission['refused']): false {

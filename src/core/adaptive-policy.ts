@@ -146,7 +146,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#handoff.ended(outcome.runMs);
     const m = this.latencyModel;
     // Judged against the prediction before this batch is learned from: after it the model has moved.
-    this.#ranSlow = outcome.ok && m.fit === 'line' && outcome.runMs >= SLOW_BATCH * (m.predict(outcome.rows) as number);
+    const slowBy = outcome.ok && m.fit === 'line' ? outcome.runMs / (m.predict(outcome.rows) as number) : 0;
+    this.#ranSlow = slowBy >= SLOW_BATCH;
+    this.#admission.lastRanSlowBy = this.#ranSlow ? slowBy : 1;
     m.observe(outcome);
     this.#admission.refit();
   }
