@@ -267,7 +267,9 @@ main(async (args) => {
  * best bound by construction (the same queue, a wait that at 120-150% load rarely runs out), but
  * the best was picked as the maximum of 28 settings on these very seeds, where the phase of the
  * batches against the slow spells alone moves a run's count by tens of answers; so a twin reads
- * below 1.0 by about the pick's luck, and adaptive is judged against the same maximum.
+ * below 1.0 by the pick's luck, and adaptive is judged against the same maximum. (Where a window
+ * rarely runs out under overload, as on the fixed-cost model, a twin's batches run nearly in step
+ * with the best's and share its luck: there the twins bound the luck from below.)
  */
 async function twinsOf(m: Model, load: number, best: SimPolicy, seeds: number, seconds: number, bestGoodput: number): Promise<Array<{ name: string; ratio: number }>> {
   if (best.kind !== 'fixed') return [];
