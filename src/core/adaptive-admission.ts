@@ -214,7 +214,7 @@ export class Admission {
       return true;
     }
     const max = this.#maxBatchSize;
-    const outran = this.#outrun.arrived(request.enqueuedAt, request.rows, slots, max, this.#budget);
+    const outran = this.#outrun.arrived(request.enqueuedAt, request.rows, slots, max, this.#budget, this.#recentRate);
     if (this.#fullMs === 0) return true;
     const due = Math.min(request.deadline, request.enqueuedAt + this.#budget) - this.marginMs;
     if (due === Infinity) return true;
@@ -279,9 +279,12 @@ export class Admission {
     return Math.max(fed, this.#safeBatches * slots * max);
   }
 
+  /** The arrival rate over the last budget up to `at`, in rows per ms (made once: this runs per request). */
+  readonly #recentRate = (at: number): number => this.arrivals.recentRate(at, this.#budget);
+
   /** Whether the arrivals of the last budget came at `OUTPACED_RATE` times what the slots serve at the model's own speed or faster. */
   #outpaced(at: number, slots: number, max: number): boolean {
-    return this.arrivals.recentRate(at, this.#budget) * Math.min(this.#fullMs, this.#outrun.nominalMs) >= OUTPACED_RATE * slots * max;
+    return this.#recentRate(at) * Math.min(this.#fullMs, this.#outrun.nominalMs) >= OUTPACED_RATE * slots * max;
   }
 
   #refuse(reason: keyof Admission['refused']): false {

@@ -5,7 +5,7 @@ import type { QueuedRequestInfo, QueueView } from '../../src/core/policy';
 /** Arrivals of one row each, evenly spaced at `rate` rows per ms from `from` to `to` (ms); the last one's verdict. */
 function arrive(o: Outrun, from: number, to: number, rate: number, budget = 100): boolean {
   let verdict = false;
-  for (let t = from; t <= to; t += 1 / rate) verdict = o.arrived(t, 1, 1, 32, budget);
+  for (let t = from; t <= to; t += 1 / rate) verdict = o.arrived(t, 1, 1, 32, budget, () => rate);
   return verdict;
 }
 
@@ -69,7 +69,7 @@ describe('Outrun: a sustained overload told from a burst and from a slow spell',
   test('the excess is counted in requests of the mean size: requests of 4 rows need 256 rows past the rate', () => {
     const rows4 = (o: Outrun, from: number, to: number, rate: number): boolean => {
       let verdict = false;
-      for (let t = from; t <= to; t += 4 / rate) verdict = o.arrived(t, 4, 1, 32, 100);
+      for (let t = from; t <= to; t += 4 / rate) verdict = o.arrived(t, 4, 1, 32, 100, () => rate);
       return verdict;
     };
     const o = busy();
@@ -77,6 +77,19 @@ describe('Outrun: a sustained overload told from a burst and from a slow spell',
     // The same 2.4 rows per ms: 256 rows of excess take 853 ms.
     expect(rows4(o, 3000.5, 3800, 2.4)).toBe(false);
     expect(rows4(o, 3800.5, 3900, 2.4)).toBe(true);
+  });
+
+  test('arrivals that reach the host in bursts (an inline model\'s run at a time) are an excess only while the last budget\'s rate is above the model', () => {
+    /** Every 40 ms (a run 2.5× the full batch's 16 ms) the rows that arrived during it at `rate`, all at once; the verdicts. */
+    const bursts = (o: Outrun, from: number, to: number, rate: number): boolean[] => {
+      const verdicts: boolean[] = [];
+      for (let t = from; t <= to; t += 40) for (let i = 0; i < Math.round(rate * 40); i++) verdicts.push(o.arrived(t, 1, 1, 32, 100, () => rate));
+      return verdicts;
+    };
+    // At 95% each burst is 76 rows, past the 64 of the excess; the rate is not.
+    expect(bursts(busy(), 40, 3000, 1.9).some((v) => v)).toBe(false);
+    // At 120% the same bursts outrun it.
+    expect(bursts(busy(), 40, 400, 2.4).some((v) => v)).toBe(true);
   });
 
   test('a slot found free clears the excess: a burst below capacity does not carry over into the next busy period', () => {

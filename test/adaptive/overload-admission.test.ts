@@ -107,6 +107,20 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
   });
 });
 
+describe('an inline model (a run holds the event loop) whose full batch of 64 takes 1.4 ms, 70% load with 2× slow spells', () => {
+  test.each([1, 2, 3])('what arrived during a run reaches the host at once, and the burst is not read as an overload (seed %p)', async (seed) => {
+    // The running excess after such a burst is the burst: 90 requests in a spell at this load,
+    // past its 64, and 1,427 / 1,265 / 1,913 requests a greedy host answered in time were refused.
+    const m: SimModel = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100, jitterCv: 0.1, blocking: true, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+    const arrivals = poissonArrivals(rateForLoad(m, 0.7), Math.round(rateForLoad(m, 0.7) * 3000), 100 + seed);
+    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
+    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+    expect(greedy.overSlo).toBe(0);
+    expect(adaptive.adaptive?.stats.overloadsByRate).toBe(0);
+    expect(adaptive.shed + adaptive.overSlo).toBe(0);
+  });
+});
+
 describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells', () => {
   test.each([4, 5])('while arrivals outpace the model a backlog past the budget on the mean is refused, so nobody at its edge is answered late (seed %p)', async (seed) => {
     // Judged on the optimistic end until the overload began, 13 / 10 requests at the budget's edge
