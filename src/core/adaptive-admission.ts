@@ -122,6 +122,8 @@ export class Admission {
   #k = 0;
   /** Whole batches per slot a doubled run time still ends in time (see `#queueCap`), as of the last refit. */
   #safeBatches = 1;
+  /** A full batch at the model's own speed, or at the current estimate where that is faster or none is recorded (0 before a line is fitted), as of the last refit. */
+  #speedMs = 0;
 
   /** Batch slots (`inFlight + freeSlots`) at the last decision. */
   get slots(): number {
@@ -197,7 +199,7 @@ export class Admission {
     // 100-150 ms the estimate takes to come down after it) the queue fell from 64 rows to 38-40 on
     // a 10 + 0.1·n ms model, and short batches followed. Cached here, not per request: every figure
     // it reads changes only with a refit.
-    const speed = Math.min(this.#fullMs, this.#outrun.nominalMs);
+    const speed = (this.#speedMs = Math.min(this.#fullMs, this.#outrun.nominalMs));
     const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
     this.#safeBatches = Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves));
   }
@@ -284,7 +286,7 @@ export class Admission {
 
   /** Whether the arrivals of the last budget came at `OUTPACED_RATE` times what the slots serve at the model's own speed or faster. */
   #outpaced(at: number, slots: number, max: number): boolean {
-    return this.#recentRate(at) * Math.min(this.#fullMs, this.#outrun.nominalMs) >= OUTPACED_RATE * slots * max;
+    return this.#recentRate(at) * this.#speedMs >= OUTPACED_RATE * slots * max;
   }
 
   #refuse(reason: keyof Admission['refused']): false {

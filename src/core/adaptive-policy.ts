@@ -91,8 +91,6 @@ export class AdaptivePolicy implements ReleasePolicy {
    * request queued is newer, none queued has one.
    */
   #deadlineAt = -Infinity;
-  /** The last batch ran `SLOW_BATCH` times its predicted run time or more (see `smallerFirst`). */
-  #ranSlow = false;
   /** The run-time estimates once something is learned (see `#costs`): the closures read the model at every call. */
   readonly #learned: Costs;
 
@@ -146,9 +144,10 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#handoff.ended(outcome.runMs);
     const m = this.latencyModel;
     // Judged against the prediction before this batch is learned from: after it the model has moved.
+    // A batch `SLOW_BATCH` times its prediction or more is a slow spell starting: the admission
+    // prices a backlog at its slowdown, and the next decision cuts no batch short (see `smallerFirst`).
     const slowBy = outcome.ok && m.fit === 'line' ? outcome.runMs / (m.predict(outcome.rows) as number) : 0;
-    this.#ranSlow = slowBy >= SLOW_BATCH;
-    this.#admission.lastRanSlowBy = this.#ranSlow ? slowBy : 1;
+    this.#admission.lastRanSlowBy = slowBy >= SLOW_BATCH ? slowBy : 1;
     m.observe(outcome);
     this.#admission.refit();
   }
@@ -215,7 +214,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     // A batch is cut short for a late head only where the plan's figures can be trusted and the
     // rows it costs fall on no one the plan does not see: see `smallerFirst` for when, and why not
     // after a batch that ran slow.
-    const mayCut = !sustained && !this.#admission.overload && !this.#ranSlow && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line';
+    const mayCut = !sustained && !this.#admission.overload && this.#admission.lastRanSlowBy === 1 && readAll && view.queuedRows <= view.maxBatchSize && this.latencyModel.fit === 'line';
     const smaller = mayCut ? smallerFirst(plan, kept, now, view, c, this.#running, this.#planBatches) : undefined;
     if (smaller !== undefined) {
       this.#stats.deadlineLimited++;
