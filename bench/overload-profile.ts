@@ -81,7 +81,7 @@ main(async (args) => {
   let done = 0;
   for (const { name, a, b } of MODELS) {
     const runs = Array.from({ length: seeds }, (_, i) => {
-      const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: BUDGET_MS, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed: i + 1 } };
+      const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: BUDGET_MS, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed: i + 1 }, jitterSeed: 4242 + i + 1 };
       return { m, arrivals: profileArrivals(m, i + 1) };
     });
     const results: Array<{ name: string; onTime: number; perSeed: number[]; steps: Steps }> = [];

@@ -55,7 +55,7 @@ main(async (args) => {
           const missed = { adaptive: 0, greedy: 0 };
           const p99s = { adaptive: [] as number[], greedy: [] as number[] };
           for (let seed = 1; seed <= seeds; seed++) {
-            const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: budget, jitterCv: 0.1, ...(spells ? { spells: { ...SPELLS, seed } } : {}) };
+            const m: SimModel = { a, b, maxBatchSize: 32, maxLatencyMs: budget, jitterCv: 0.1, jitterSeed: 4242 + seed, ...(spells ? { spells: { ...SPELLS, seed } } : {}) };
             const rate = rateForLoad(m, load);
             const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 7000 + seed);
             sent += arrivals.length;

@@ -25,3 +25,24 @@ describe('simulate: outcomes by send time', () => {
     expect(r.onTimeSentFrom(26)).toBe(0);
   });
 });
+
+describe('simulate: the jitter of run times', () => {
+  // One row per batch, 10 ms with 10% jitter, requests 100 ms apart: each answer's latency is its
+  // batch's run time, so the latencies (sorted) are the jitter factors times 10 ms.
+  const model: SimModel = { a: 10, b: 0, maxBatchSize: 1, maxLatencyMs: 1000, jitterCv: 0.1 };
+  const arrivals = Array.from({ length: 20 }, (_, i) => i * 100);
+  const runTimes = async (m: SimModel): Promise<readonly number[]> => (await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals)).latencies;
+
+  test('jitterSeed seeds the factors: the default is seed 4242, and another seed draws another sequence', async () => {
+    const byDefault = await runTimes(model);
+    expect(new Set(byDefault).size).toBe(arrivals.length); // jittered: no two alike
+    expect(await runTimes({ ...model, jitterSeed: 4242 })).toEqual(byDefault);
+    const other = await runTimes({ ...model, jitterSeed: 4243 });
+    expect(other).not.toEqual(byDefault);
+    expect(await runTimes({ ...model, jitterSeed: 4243 })).toEqual(other); // and the same seed the same
+    // Still a jitter around the model's cost: a mean near 10 ms.
+    const mean = other.reduce((x, y) => x + y, 0) / other.length;
+    expect(mean).toBeGreaterThan(9);
+    expect(mean).toBeLessThan(11);
+  });
+});
