@@ -4,9 +4,10 @@
  * with lognormal jitter and slow spells: a batch that starts in a spell costs twice as much), run
  * through the real host and policies on a simulated clock (test/adaptive/simulation.ts), every
  * setting on the same arrivals, spells and jitter, each seed its own (until 28 Nov every seed drew
- * the same jitter sequence, so every cold start read the model from the same first six factors). Settings: greedy with `maxDelayMs` ∈ {0, 2, 5, 10}, each with the
- * default queue (unbounded) and with every `maxQueueSize` of a sweep (the best bound per window is
- * reported), and `policy: 'adaptive'` with `maxLatencyMs` the budget. No setting is told more.
+ * the same jitter sequence, so every cold start read the model from the same first six factors).
+ * Settings: greedy with `maxDelayMs` ∈ {0, 2, 5, 10}, each with the default queue (unbounded) and
+ * with every `maxQueueSize` of a sweep (the best bound per window is reported), and `policy:
+ * 'adaptive'` with `maxLatencyMs` the budget. No setting is told more.
  *
  * The measure: goodput (answers within the budget, per second) as a share of the model's
  * capacity, and how long a refused request waited to learn it (p50/p99); and, for adaptive and the
