@@ -30,7 +30,7 @@
  *   npx ts-node bench/overload.ts --quick
  *   OVERLOAD_SECONDS=36 npx ts-node bench/overload.ts --full   # 5 seeds of 36 s
  */
-import { fmt, main, median, percentile, pick, Progress, report, table, writeResults, type TargetResult } from './harness';
+import { fmt, main, mean, median, percentile, pick, Progress, report, table, writeResults, type TargetResult } from './harness';
 import { poissonArrivals, rateForLoad, simulate, type SimModel, type SimPolicy, type SimResult } from '../test/adaptive/simulation';
 
 const BUDGET_MS = 100;
@@ -106,6 +106,11 @@ function goodputFrom(m: Model, r: SimResult, arrivals: readonly number[], from: 
   return { goodput: onTime / ((arrivals.at(-1) as number) - from) / capacity, onTime, late: r.overSloSentFrom(from) };
 }
 
+/** A seed's arrivals at `rate` (requests per ms) for `seconds`: every setting of a cell, its twins and its fresh seeds draw them so. */
+function overloadArrivals(rate: number, seconds: number, seed: number): number[] {
+  return poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
+}
+
 /** One setting on one seed's arrivals (its spells and its run times' jitter seeded alike). */
 function run(m: Model, seed: number, policy: SimPolicy, arrivals: readonly number[]): Promise<SimResult> {
   return simulate({ ...m, spells: { ...spells, seed }, jitterSeed: 4242 + seed }, policy, arrivals);
@@ -141,7 +146,7 @@ main(async (args) => {
       cellOf[key] = { m, load };
       const rate = rateForLoad(m, load);
       for (let seed = 1; seed <= seeds; seed++) {
-        const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
+        const arrivals = overloadArrivals(rate, seconds, seed);
         for (const s of settings) {
           const r = await run(m, seed, s.policy, arrivals);
           const onTime = r.answered - r.overSlo;
@@ -228,7 +233,7 @@ main(async (args) => {
       const serving = rateForLoad(m, SERVING_LOAD);
       const runs = { fresh: [] as Array<{ a: Counted; b: Counted }>, serving: [] as Array<{ a: Counted; b: Counted }> };
       for (let seed = seeds + 1; seed <= seeds + fresh; seed++) {
-        const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
+        const arrivals = overloadArrivals(rate, seconds, seed);
         const counted = async (policy: SimPolicy, all: readonly number[], from: number): Promise<Counted> => goodputFrom(m, await run(m, seed, policy, all), all, from);
         runs.fresh.push({ a: await counted({ kind: 'adaptive' }, arrivals, 0), b: await counted(bestBound.policy, arrivals, 0) });
         // The same overload after SERVING_MS of SERVING_LOAD; counted from its start.
@@ -241,14 +246,14 @@ main(async (args) => {
         const ratios = pairs.map(({ a, b }) => a.goodput / b.goodput);
         // Paired per seed: the mean difference in answers in time, with a normal 95% interval.
         const diffs = pairs.map(({ a, b }) => a.onTime - b.onTime);
-        const mean = diffs.reduce((x, y) => x + y, 0) / diffs.length;
-        const sd = Math.sqrt(diffs.reduce((x, d) => x + (d - mean) ** 2, 0) / Math.max(1, diffs.length - 1));
+        const meanDiff = mean(diffs);
+        const sd = Math.sqrt(diffs.reduce((x, d) => x + (d - meanDiff) ** 2, 0) / Math.max(1, diffs.length - 1));
         const sumA = pairs.reduce((n, p) => n + p.a.onTime, 0);
         const sumB = pairs.reduce((n, p) => n + p.b.onTime, 0);
         return {
           medianRatio: median(ratios),
           sumRatio: sumA / sumB,
-          meanDiff: mean,
+          meanDiff,
           ci95: (1.96 * sd) / Math.sqrt(diffs.length),
           wins: ratios.filter((r) => r >= 1).length,
           late: pairs.reduce((n, p) => n + p.a.late, 0),
@@ -302,7 +307,7 @@ async function twinsOf(m: Model, load: number, best: SimPolicy, seeds: number, s
     const policy: SimPolicy = { kind: 'fixed', maxDelayMs: d, ...(best.maxQueueSize === undefined ? {} : { maxQueueSize: best.maxQueueSize }) };
     const goodputs: number[] = [];
     for (let seed = 1; seed <= seeds; seed++) {
-      const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), 1000 + seed);
+      const arrivals = overloadArrivals(rate, seconds, seed);
       goodputs.push(goodputFrom(m, await run(m, seed, policy, arrivals), arrivals, 0).goodput);
     }
     out.push({ name: fixedName(d, best.maxQueueSize), ratio: median(goodputs) / bestGoodput });
