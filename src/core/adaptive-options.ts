@@ -65,7 +65,11 @@ export interface AdaptivePolicyOptions {
 export interface AdaptiveStats {
   /** Requests shed because they could not finish in time even if run alone at once. */
   readonly shedAlone: number;
-  /** Requests shed under sustained overload because the plan ends their batch past their due time on the mean (never the next batch's). */
+  /**
+   * Requests shed under sustained overload because the plan ends their batch past their due time on
+   * the mean (never the next batch's); also in overload right after a batch that ran 1.3× its
+   * prediction or more, with the plan priced at that slowdown.
+   */
   readonly shedOverload: number;
   /**
    * Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once

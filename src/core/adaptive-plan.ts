@@ -1,3 +1,5 @@
+import type { Handoff } from './adaptive-handoff';
+import type { LatencyModel } from './latency-model';
 import type { QueuedRequestInfo, QueueView } from './policy';
 
 // The adaptive policy's plan of the queue: its shapes (read on every decision, so plain objects and
@@ -39,6 +41,25 @@ export interface Costs {
   floor(rows: number): number;
   /** Standard deviations kept in reserve. */
   readonly k: number;
+}
+
+/** The costs `model` predicts once it learned something, each batch with the host's `handoff` around it. */
+export function learnedCosts(model: LatencyModel, handoff: Handoff): Costs {
+  return {
+    mean: (rows) => (model.predict(rows) as number) + handoff.ms,
+    std: (rows) => model.stdMs(rows) as number,
+    maxStd: (rows) => model.maxStdMs(rows) as number,
+    floor: (rows) => model.lower(rows) as number,
+    k: model.k,
+  };
+}
+
+/**
+ * `c` with every run time `by` times slower (mean and spread; the optimistic floor kept): a slow
+ * spell's prices, for a plan made while one is on.
+ */
+export function slowedBy(c: Costs, by: number): Costs {
+  return { mean: (rows) => c.mean(rows) * by, std: (rows) => c.std(rows) * by, maxStd: (rows) => c.maxStd(rows) * by, floor: c.floor, k: c.k };
 }
 
 /**

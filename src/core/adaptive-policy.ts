@@ -4,7 +4,7 @@ import { Arrivals } from './adaptive-arrivals';
 import { Handoff } from './adaptive-handoff';
 import { LatencyModel } from './latency-model';
 import { nonNegative, type AdaptivePolicyOptions, type AdaptiveStats } from './adaptive-options';
-import { countAhead, nobodyLate, planQueue, smallerFirst, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
+import { countAhead, learnedCosts, nobodyLate, planQueue, slowedBy, smallerFirst, type Costs, type Item, type PlannedBatch, type Slot } from './adaptive-plan';
 import type { BatchOutcome, QueuedRequestInfo, QueueView, ReleaseDecision, ReleasePolicy, ReleaseReason } from './policy';
 
 // The options and counters are declared in adaptive-options.ts, the plan's shapes in adaptive-plan.ts.
@@ -27,7 +27,8 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  *   batches can serve) with requests late in the plan, sheds those whose batch ends at or past
  *   their due time on the mean alone (more likely late than not: a refusal is as much a miss as a
  *   late answer, so the reserve does not refuse anyone), but never a member of the batch about to
- *   start;
+ *   start; so too in the admission's overload right after a batch that ran 1.3× its prediction or
+ *   more, with every batch of the plan priced at that slowdown;
  * - releases the full batch, unless a smaller first batch leaves fewer requests late in the plan
  *   (a short deadline at the head), in which case it releases that one (reason `deadline`); never
  *   with more than a full batch queued, where the rows lost would delay everyone behind, nor right
@@ -99,14 +100,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     const m = options.latencyModel;
     this.latencyModel = m instanceof LatencyModel ? m : new LatencyModel(m);
     const model = this.latencyModel;
-    const handoff = (this.#handoff = new Handoff());
-    this.#learned = {
-      mean: (rows) => (model.predict(rows) as number) + handoff.ms,
-      std: (rows) => model.stdMs(rows) as number,
-      maxStd: (rows) => model.maxStdMs(rows) as number,
-      floor: (rows) => model.lower(rows) as number,
-      k: model.k,
-    };
+    this.#learned = learnedCosts(model, (this.#handoff = new Handoff()));
     this.#maxWaitMs = nonNegative('maxWaitMs', options.maxWaitMs ?? ADAPTIVE_DEFAULTS.maxWaitMs);
     this.#marginMs = nonNegative('marginMs', options.marginMs ?? ADAPTIVE_DEFAULTS.marginMs);
     this.#rateWindow = Math.max(2, Math.floor(nonNegative('rateWindow', options.rateWindow ?? ADAPTIVE_DEFAULTS.rateWindow)));
@@ -115,7 +109,7 @@ export class AdaptivePolicy implements ReleasePolicy {
     const overloadMs = nonNegative('overloadMs', options.overloadMs ?? ADAPTIVE_DEFAULTS.overloadMs);
     this.#arrivals = new Arrivals(this.#rateWindow, overloadMs);
     this.#minWaitMs = nonNegative('minWaitMs', options.minWaitMs ?? ADAPTIVE_DEFAULTS.minWaitMs);
-    this.#admission = new Admission(model, this.#marginMs, handoff, this.#arrivals, overloadMs);
+    this.#admission = new Admission(model, this.#marginMs, this.#handoff, this.#arrivals, overloadMs);
   }
 
   /** Counters of what the policy decided so far. */
@@ -166,7 +160,10 @@ export class AdaptivePolicy implements ReleasePolicy {
     this.#handoff.decided(now, view.oldestEnqueuedAt, view.inFlight);
     this.#admission.update(view);
     while (this.#running.length > view.inFlight) this.#running.shift();
-    const c = this.#costs();
+    // In overload, after a batch that ran slow (a spell starting, which the latency model follows a
+    // clipped step at a time), the plan prices the queue at that slowdown: see `sustained` below.
+    const slow = this.#admission.overload && this.#admission.lastRanSlowBy > 1 && this.latencyModel.fit === 'line';
+    const c = slow ? slowedBy(this.#learned, this.#admission.lastRanSlowBy) : this.#costs();
     this.#aheadOf(view.inFlight, now);
     this.#arrivals.forget(now);
     // A backlog of a full batch or more that a bound on the plan shows on time: the plan would shed
@@ -186,12 +183,17 @@ export class AdaptivePolicy implements ReleasePolicy {
     const readAll = kept.length + shed.length >= view.queuedRequests;
 
     let plan = planQueue(kept, now, view, c, view.maxBatchSize, this.#running, this.#planBatches);
-    // Shedding from the plan needs the overload sustained (measured over `overloadMs`); cutting a
-    // batch short is off as soon as the admission's overload starts too (a certain miss, or
+    // Shedding from the plan needs the overload sustained (measured over `overloadMs`), or the
+    // admission's overload in a slow spell: the queue it kept was sized for the model's speed, and
+    // those the spell's prices find late would take capacity that the short queue's next arrivals
+    // use in time (simulated, 10 + 0.1·n ms from a cold host at 150% load, where no overload is
+    // sustained in the first `overloadMs`, 100 seeds × 12 s: 1,076 late answers at the onset, now
+    // 432, and 700 more in time). Cutting a batch short is off as soon as the admission's overload
+    // starts too (a certain miss, or
     // arrivals that outran the model): at an onset the cuts come in a cascade (simulated at 120%:
     // 25, 19, 17, 9, 7, 3, 1 rows), while shedding there refused requests after they had waited
     // (live at 150%: 34 a run, refusal p99 17.7 ms).
-    const sustained = plan.late.length > 0 && this.#overloaded(view, now);
+    const sustained = plan.late.length > 0 && (slow || this.#overloaded(view, now));
     if (sustained) {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and
       // the callers behind are better served by a prompt refusal they can retry elsewhere.
