@@ -111,12 +111,26 @@ export class LatencyModel implements LatencyModelView {
 
   /**
    * Learns from one finished batch. Failed batches are ignored: a batch that threw or timed out
-   * ran for an unknown part of its real cost.
+   * ran for an unknown part of its real cost. Once six batches are learned, the first run time of a
+   * size not seen yet counts at most 3× what the fit predicts for it (a stall of the machine must
+   * not set a size's estimate, and through the line every other); later samples of a size are
+   * clipped against its own estimate.
    */
   observe(outcome: BatchOutcome): void {
     if (!outcome.ok || !(outcome.rows >= 1) || !Number.isFinite(outcome.runMs) || outcome.runMs < 0) return;
+    let runMs = outcome.runMs;
     let s = this.#sizes.get(outcome.rows);
     if (s === undefined) {
+      // A size's first run time has no estimate of its own to be clipped against, and one taken in
+      // a stall of the machine sets the size's mean, and through the line every prediction: live,
+      // a wide MLP's first batch of 48 rows ran 24× slow in a 30 ms stall, the line then read its
+      // full batch of 64 at 16.2 ms for 1.4, and at 30% load the backlog the stall left read as a
+      // certain miss (38 requests a greedy host answered in time were refused, replayed on that
+      // run's timeline). So it is taken at most `FIRST_SAMPLE_RATIO` times what the fit
+      // predicts for it, once the fit rests on a few batches; a size truly that much slower is
+      // learned from its next samples, which are averaged plainly.
+      const expected = this.#samples >= FIRST_SAMPLE_AFTER ? this.predict(outcome.rows) : undefined;
+      if (expected !== undefined) runMs = Math.min(runMs, FIRST_SAMPLE_RATIO * expected);
       s = { rows: outcome.rows, count: 0, mean: 0, variance: 0 };
       this.#sizes.set(outcome.rows, s);
       this.#slots.push(s);
@@ -127,7 +141,6 @@ export class LatencyModel implements LatencyModelView {
     // stretch of contention can take 2–3× its usual time, and an unclipped sample would raise the
     // spread (and with it every deadline decision) by most of that excess. A sustained change
     // still gets through, a clipped step at a time (the clip widens as the variance follows).
-    let runMs = outcome.runMs;
     if (s.count > CLIP_AFTER) {
       const limit = CLIP_SIGMAS * Math.max(Math.sqrt(s.variance), MIN_REL_SPREAD * s.mean);
       runMs = Math.min(s.mean + limit, Math.max(s.mean - limit, runMs));
@@ -327,6 +340,13 @@ export class LatencyModel implements LatencyModelView {
   }
 }
 
+/** Batches learned from before a size's first run time is clipped against the fit. */
+const FIRST_SAMPLE_AFTER = 6;
+/**
+ * A size's first run time is taken at most this many times the fit's prediction: a 2–2.5× slow
+ * spell passes (the fit follows it), a stall of the machine (live: 5–24× for tens of ms) does not.
+ */
+const FIRST_SAMPLE_RATIO = 3;
 /** Samples of a size taken as they come before clipping starts (the spread needs a few to mean anything). */
 const CLIP_AFTER = 4;
 /** A sample further than this many standard deviations from the running mean is clipped to it. */

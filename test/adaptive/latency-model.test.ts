@@ -60,6 +60,40 @@ describe('LatencyModel', () => {
     expect(m.stdMs(32)!).toBeLessThan(2);
   });
 
+  test('a size\'s first run time is taken at most 3× what the fit predicts: a stall does not set a new size, nor the line', () => {
+    // Live: a 30 ms stall ran a wide MLP's first batch of 48 rows 24× slow, and the line read its
+    // full batch at 16.2 ms for 1.4 (and refused requests at 30% load).
+    const m = new LatencyModel();
+    for (let i = 0; i < 10; i++) for (const rows of [1, 2, 4, 8]) m.observe(ok(rows, 0.1 + 0.02 * rows));
+    const expected = m.predict(48) as number;
+    expect(expected).toBeCloseTo(0.1 + 0.02 * 48);
+    m.observe(ok(48, 24 * expected));
+    expect(m.toJSON().sizes.find((s) => s.rows === 48)?.meanMs).toBeCloseTo(3 * expected);
+    expect(m.predict(64) as number).toBeLessThan(3 * (0.1 + 0.02 * 64));
+  });
+
+  test('a size truly far slower than the line is learned from its next samples, which are averaged plainly', () => {
+    const m = new LatencyModel();
+    for (let i = 0; i < 10; i++) for (const rows of [1, 2, 4, 8]) m.observe(ok(rows, 0.1 + 0.02 * rows));
+    const truth = 10 * (m.predict(48) as number);
+    const means: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      m.observe(ok(48, truth));
+      means.push(m.toJSON().sizes.find((s) => s.rows === 48)?.meanMs as number);
+    }
+    expect(means[0]).toBeCloseTo(0.3 * truth); // clipped at 3× the line
+    expect(means[1]).toBeCloseTo(0.65 * truth);
+    expect(means[3]).toBeGreaterThan(0.8 * truth);
+  });
+
+  test('before the fit rests on six batches a first run time is taken as it came', () => {
+    const m = new LatencyModel();
+    m.observe(ok(1, 1));
+    m.observe(ok(2, 1.1));
+    m.observe(ok(32, 50)); // 3 batches learned: nothing yet to judge a first run time against
+    expect(m.toJSON().sizes.find((s) => s.rows === 32)?.meanMs).toBe(50);
+  });
+
   test('stdMs is the spread a chain of batches adds up; undefined before any data', () => {
     const m = new LatencyModel({ k: 3 });
     expect(m.stdMs(4)).toBeUndefined();
