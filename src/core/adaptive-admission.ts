@@ -13,16 +13,6 @@ import type { QueuedRequestInfo, QueueView } from './policy';
 const OVERLOAD_QUEUE_BATCHES = 1.5;
 
 /**
- * Full batches per slot that may wait under overload where a doubled run time still ends them in
- * time (see `#queueCap`): two on a 10 + 0.1·n ms model with a 100 ms budget. The queue left when
- * the load falls is answered in the capacity the fall frees: against one and a half, simulated
- * over 70% → 120% → 70% → 150% → 95% load, 2–3 s each, 5 seeds, 423 answers in time fewer than
- * the best queue bound's (0.991×), 51 fewer with two (0.998×); 20 fresh seeds of 12 s at 120% /
- * 150%: 0.9987 / 0.9986× the best bound, 0.9996 / 0.9992× with two.
- */
-const SAFE_QUEUE_BATCHES = 2;
-
-/**
  * The full batch's estimate is read this much slow when counting what a doubled run time ends in
  * time: on a 1 + 0.5·n ms model with a 100 ms budget three doubled batches take 102 ms, and the
  * estimate's jitter alone (a few percent) let two batches wait, late in the next spell.
@@ -201,7 +191,7 @@ export class Admission {
     // it reads changes only with a refit.
     const speed = (this.#speedMs = Math.min(this.#fullMs, this.#outrun.nominalMs));
     const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
-    this.#safeBatches = Math.min(SAFE_QUEUE_BATCHES, Math.max(1, waves));
+    this.#safeBatches = Math.max(1, waves);
   }
 
   /**
@@ -262,14 +252,19 @@ export class Admission {
   /**
    * The rows that may wait under overload (per host, with `slots` slots): one full batch per slot,
    * plus what keeps the next one full (at most `OVERLOAD_QUEUE_BATCHES` batches per slot), or plus
-   * the whole batches a doubled run time still ends in time (at most `SAFE_QUEUE_BATCHES`),
-   * whichever is more. Past what keeps the slots fed with full batches a longer queue adds no
-   * throughput while the overload lasts; so at 150% load, where a batch's run time brings 1.5
-   * batches of rows, one batch waits, and a slow spell that doubles run times no longer makes the
-   * back of the queue late (simulated, 1 + 0.5·n ms: 20 late answers a 12 s run with 1.5 batches,
-   * none with 1). A queue that a doubled run time still ends in time costs no misses, keeps batches
-   * full through jitter, and is answered in the capacity freed when the load falls: on a model with
-   * a large fixed cost it stays longer.
+   * the whole batches a doubled run time still ends in time, whichever is more. Past what keeps the
+   * slots fed with full batches a longer queue adds no throughput while the overload lasts; so at
+   * 150% load, where a batch's run time brings 1.5 batches of rows, one batch waits, and a slow
+   * spell that doubles run times no longer makes the back of the queue late (simulated, 1 + 0.5·n
+   * ms: 20 late answers a 12 s run with 1.5 batches, none with 1). A queue that a doubled run time
+   * still ends in time costs no misses, keeps batches full through jitter, is answered in the
+   * capacity freed when the load falls (over 70% → 120% → 70% → 150% → 95% load on a 10 + 0.1·n
+   * ms model, two batches where one and a half were kept: 0.991× → 0.998× the best bound), and
+   * absorbs an overload that is only a stretch: where batches are short against the budget, a
+   * machine running 1.2–1.5× slow for 400 ms took a wide MLP (a full batch of 64 in 1.4 ms, 100 ms
+   * budget) to 108% of its capacity, the overload started, and a cap of two batches refused 1,337
+   * requests that a greedy host answered in time (replayed on that live run's timeline; none with
+   * the ~26 batches a doubled run time ends in time there). That cap was two batches at most until 28 Nov.
    */
   #queueCap(at: number, slots: number, max: number): number {
     const most = OVERLOAD_QUEUE_BATCHES * slots * max;

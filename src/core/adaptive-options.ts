@@ -73,7 +73,8 @@ export interface AdaptiveStats {
   readonly shedOverload: number;
   /**
    * Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once
-   * that happened (overload), beyond the short queue kept (at most two full batches per slot). The sum of the
+   * that happened (overload), beyond the short queue kept (one and a half full batches per slot, or as many as a doubled run
+   * time still ends in time). The sum of the
    * three `refused…` counters below.
    */
   readonly shedAtArrival: number;

@@ -38,8 +38,8 @@ export type { AdaptivePolicyOptions, AdaptiveStats } from './adaptive-options';
  * ahead makes it certainly late; that means the backlog outgrew the budget, so it also starts the
  * overload (as do arrivals that outran the model's own speed over a busy period a budget long,
  * sooner: see adaptive-outrun.ts), during which a short queue is kept (what keeps the slots fed
- * with full batches, at most one and a half per slot, or two where a doubled run time still ends
- * them; the rest are refused as they arrive) until
+ * with full batches, at most one and a half per slot, or as many as a doubled run time still ends
+ * in time; the rest are refused as they arrive) until
  * the model catches up with the arrivals (see adaptive-admission.ts).
  *
  * Waiting (see docs/adaptive.md for the derivation): when the model is idle and the batch is not
