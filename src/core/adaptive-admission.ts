@@ -264,7 +264,8 @@ export class Admission {
    * machine running 1.2–1.5× slow for 400 ms took a wide MLP (a full batch of 64 in 1.4 ms, 100 ms
    * budget) to 108% of its capacity, the overload started, and a cap of two batches refused 1,337
    * requests that a greedy host answered in time (replayed on that live run's timeline; none with
-   * the ~26 batches a doubled run time ends in time there). That cap was two batches at most until 28 Nov.
+   * the ~26 batches a doubled run time ends in time there). The cap was two batches at most until
+   * 28 Nov.
    */
   #queueCap(at: number, slots: number, max: number): number {
     const most = OVERLOAD_QUEUE_BATCHES * slots * max;

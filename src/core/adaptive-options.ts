@@ -73,9 +73,9 @@ export interface AdaptiveStats {
   readonly shedOverload: number;
   /**
    * Requests refused as they arrived, every slot busy: certainly late behind the backlog, or, once
-   * that happened (overload), beyond the short queue kept (one and a half full batches per slot, or as many as a doubled run
-   * time still ends in time). The sum of the
-   * three `refused…` counters below.
+   * that happened (overload), beyond the short queue kept (one and a half full batches per slot,
+   * or as many as a doubled run time still ends in time). The sum of the three `refused…`
+   * counters below.
    */
   readonly shedAtArrival: number;
   /** Refused on arrival outside overload: certain to miss its budget behind the backlog ahead (each such refusal starts an overload). */
