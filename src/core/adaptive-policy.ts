@@ -189,10 +189,9 @@ export class AdaptivePolicy implements ReleasePolicy {
     // use in time (simulated, 10 + 0.1·n ms from a cold host at 150% load, where no overload is
     // sustained in the first `overloadMs`, 100 seeds × 12 s: 1,076 late answers at the onset, now
     // 432, and 700 more in time). Cutting a batch short is off as soon as the admission's overload
-    // starts too (a certain miss, or
-    // arrivals that outran the model): at an onset the cuts come in a cascade (simulated at 120%:
-    // 25, 19, 17, 9, 7, 3, 1 rows), while shedding there refused requests after they had waited
-    // (live at 150%: 34 a run, refusal p99 17.7 ms).
+    // starts too (a certain miss, or arrivals that outran the model): at an onset the cuts come in
+    // a cascade (simulated at 120%: 25, 19, 17, 9, 7, 3, 1 rows), while shedding there refused
+    // requests after they had waited (live at 150%: 34 a run, refusal p99 17.7 ms).
     const sustained = plan.late.length > 0 && (slow || this.#overloaded(view, now));
     if (sustained) {
       // Rejected now rather than answered late: under sustained overload somebody will be late, and

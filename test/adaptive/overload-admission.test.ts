@@ -107,14 +107,27 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
   });
 });
 
+/** The wide MLP's cost shape: a full batch of 64 rows in 1.4 ms, a 100 ms budget. */
+const MLP = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100 };
+
+/** That model inline (a run holds the event loop), on a machine `factorAt(at)` times its quiet speed. */
+function inlineMlp(factorAt: (at: number) => number): SimModel {
+  return { ...MLP, blocking: true, cost: (rows, at) => (MLP.a + MLP.b * rows) * factorAt(at) };
+}
+
+/** `seconds` of Poisson arrivals at `load` of the MLP's capacity, played through greedy and adaptive. */
+async function greedyAndAdaptive(m: SimModel, load: number, seconds: number, arrivalSeed: number): Promise<{ greedy: SimResult; adaptive: SimResult }> {
+  const rate = rateForLoad(MLP, load);
+  const arrivals = poissonArrivals(rate, Math.round(rate * seconds * 1000), arrivalSeed);
+  return { greedy: await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals), adaptive: await simulate(m, { kind: 'adaptive' }, arrivals) };
+}
+
 describe('an inline model (a run holds the event loop) whose full batch of 64 takes 1.4 ms, 70% load with 2× slow spells', () => {
   test.each([1, 2, 3])('what arrived during a run reaches the host at once, and the burst is not read as an overload (seed %p)', async (seed) => {
     // The running excess after such a burst is the burst: 90 requests in a spell at this load,
     // past its 64, and 1,427 / 1,265 / 1,913 requests a greedy host answered in time were refused.
-    const m: SimModel = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100, jitterCv: 0.1, blocking: true, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
-    const arrivals = poissonArrivals(rateForLoad(m, 0.7), Math.round(rateForLoad(m, 0.7) * 3000), 100 + seed);
-    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
-    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+    const m: SimModel = { ...MLP, jitterCv: 0.1, blocking: true, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+    const { greedy, adaptive } = await greedyAndAdaptive(m, 0.7, 3, 100 + seed);
     expect(greedy.overSlo).toBe(0);
     expect(adaptive.adaptive?.stats.overloadsByRate).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
@@ -127,11 +140,7 @@ describe('an inline model whose full batch of 64 takes 1.4 ms, 85% load, the mac
     // two full batches kept the overload refused 1,292 / 1,277 / 1,218 requests on these seeds that
     // a greedy host answered in time (its p99 35-37 ms of the 100 ms budget). A doubled full batch
     // fits the budget about 23 times here, and the queue never grows past that: no overload starts.
-    const base = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100 };
-    const m: SimModel = { ...base, blocking: true, jitterCv: 0.1, jitterSeed: 4242 + seed, cost: (rows, at) => (0.09 + 0.0205 * rows) * (at < 400 ? 1.3 : 1) };
-    const arrivals = poissonArrivals(rateForLoad(base, 0.85), Math.round(rateForLoad(base, 0.85) * 1500), 300 + seed);
-    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
-    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+    const { greedy, adaptive } = await greedyAndAdaptive(inlineMlp((at) => (at < 400 ? 1.3 : 1)), 0.85, 1.5, 300 + seed);
     expect(greedy.shed + greedy.overSlo).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
   });
@@ -142,11 +151,7 @@ describe('an inline model whose full batch of 64 takes 1.4 ms, 30% load, a 24× 
     // The pattern of a live run (28 Nov): the stall's backlog makes a batch of a size not seen yet,
     // run 24× slow; taken as it came, it raised the line's full batch 10-fold, the backlog read as
     // a certain miss and 43 / 51 / 101 requests a greedy host answered in time were refused.
-    const base = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100 };
-    const m: SimModel = { ...base, blocking: true, cost: (rows, at) => (0.09 + 0.0205 * rows) * (at >= 80 && at < 100 ? 24 : 1) };
-    const arrivals = poissonArrivals(rateForLoad(base, 0.3), Math.round(rateForLoad(base, 0.3) * 1000), 100 + seed);
-    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
-    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+    const { greedy, adaptive } = await greedyAndAdaptive(inlineMlp((at) => (at >= 80 && at < 100 ? 24 : 1)), 0.3, 1, 100 + seed);
     expect(greedy.shed + greedy.overSlo).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
   });
