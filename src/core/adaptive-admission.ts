@@ -29,6 +29,17 @@ const FULL_BATCH_RESERVE_SD = 2;
 const SLOWDOWN = 2;
 
 /**
+ * The slowdown a backlog must no longer survive before arrivals that outran the model start the
+ * overload: a queue past the overload's cap (see `SLOWDOWN`) is still answered in time at the
+ * model's speed, so starting there refused requests a greedy host answered in time wherever that
+ * cap is a batch or two (live, the classifier at 95% load with its arrivals in bursts and the
+ * machine slow for a moment: 9-75 refusals a run in 10 of 45 replayed runs where greedy missed
+ * none; none now). Started once the backlog reaches what a 1.25× slowdown ends in time, the onset
+ * still keeps the queue short: the overload benches did not move (±0.1 answer a seed).
+ */
+const START_SLOWDOWN = 1.25;
+
+/**
  * Budgets of arrivals the end of an overload is judged on, at a slot that found less than a full
  * batch queued. Over one budget, 120% load read below capacity now and then at such a slot (a
  * spell of short arrivals), the overload ended in the middle of it and the queue grew unbounded
@@ -112,6 +123,8 @@ export class Admission {
   #k = 0;
   /** Whole batches per slot a doubled run time still ends in time (see `#queueCap`), as of the last refit. */
   #safeBatches = 1;
+  /** Whole batches per slot a run time `START_SLOWDOWN` times slower still ends in time, as of the last refit. */
+  #startBatches = 1;
   /** A full batch at the model's own speed, or at the current estimate where that is faster or none is recorded (0 before a line is fitted), as of the last refit. */
   #speedMs = 0;
 
@@ -190,8 +203,13 @@ export class Admission {
     // a 10 + 0.1·n ms model, and short batches followed. Cached here, not per request: every figure
     // it reads changes only with a refit.
     const speed = (this.#speedMs = Math.min(this.#fullMs, this.#outrun.nominalMs));
-    const waves = Math.floor((this.#budget - this.marginMs) / (SLOWDOWN * ESTIMATE_MARGIN * speed)) - 1;
-    this.#safeBatches = Math.max(1, waves);
+    this.#safeBatches = this.#waves(SLOWDOWN, speed);
+    this.#startBatches = this.#waves(START_SLOWDOWN, speed);
+  }
+
+  /** Whole batches per slot, after the running ones, that end within the budget with full batches of `speed` ms run `slowdown` times slower (at least one). */
+  #waves(slowdown: number, speed: number): number {
+    return Math.max(1, Math.floor((this.#budget - this.marginMs) / (slowdown * ESTIMATE_MARGIN * speed)) - 1);
   }
 
   /**
@@ -213,9 +231,11 @@ export class Admission {
     // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
     // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
     // Only read in overload or once arrivals outran the model (this runs per request).
-    const overCap = (this.overload || outran) && queuedRows + (inFlight - slots) * max > this.#queueCap(request.enqueuedAt, slots, max);
-    // Arrivals that outran the model start the overload once the queue holds more than it keeps.
-    if (!this.overload && outran && overCap) {
+    const waiting = queuedRows + (inFlight - slots) * max;
+    const overCap = (this.overload || outran) && waiting > this.#queueCap(request.enqueuedAt, slots, max);
+    // Arrivals that outran the model start the overload once the queue holds more than it keeps
+    // and more than a slight slowdown still ends in time (see `START_SLOWDOWN`).
+    if (!this.overload && outran && overCap && waiting > this.#startBatches * slots * max) {
       this.overload = true;
       this.overloadsByRate++;
     }

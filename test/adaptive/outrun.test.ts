@@ -42,6 +42,15 @@ describe('Outrun: a sustained overload told from a burst and from a slow spell',
     expect(arrive(o, 240.5, 260, 2.4)).toBe(true);
   });
 
+  test('once outrun, a busy period stays so until it ends, though the arrivals slow down', () => {
+    const o = busy();
+    expect(arrive(o, 0.5, 150, 2.4)).toBe(true);
+    // 150 ms at 2.4 and 250 at 1.0 rows per ms: 1.5 a ms over the busy period, under 1.1 × 2.
+    expect(arrive(o, 150.5, 400, 1)).toBe(true);
+    o.idle(400);
+    expect(arrive(o, 400.5, 900, 1)).toBe(false);
+  });
+
   test('a slow spell does not lower the model\'s own speed: the fastest full batch of the last one to two epochs counts', () => {
     const o = new Outrun(1000);
     o.fullBatch(0, 16);
@@ -191,7 +200,7 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     const keptAt = (rate: number, queued: number): boolean[] => {
       const p = taught();
       p.enqueued(req(100), 1, 0);
-      drive(p, 100.5, 110, rate, () => 60); // the overload starts, by the rate
+      drive(p, 100.5, 110, rate, () => 100); // the overload starts, by the rate, past the 96 rows below
       expect(p.stats.overloadsByRate).toBe(1);
       return drive(p, 210.5, 20, rate, () => queued);
     };
@@ -208,7 +217,7 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     const p = taught(a, b);
     p.enqueued(req(100), 1, 0);
     const rate = (1.5 * 32) / (a + 32 * b);
-    drive(p, 100.5, 110, rate, () => 3 * 32);
+    drive(p, 100.5, 110, rate, () => 5 * 32);
     expect(p.stats.overloadsByRate).toBe(1);
     return drive(p, 210.5, 20, rate, () => queued);
   }
@@ -224,7 +233,7 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     const p = taught(10, 0.1);
     p.enqueued(req(100), 1, 0);
     const rate = (1.5 * 32) / 13.2;
-    drive(p, 100.5, 110, rate, () => 3 * 32);
+    drive(p, 100.5, 110, rate, () => 5 * 32);
     expect(p.stats.overloadsByRate).toBe(1);
     // A spell: full batches at twice their time lift the estimate past 15 ms, where doubled and read
     // 10% slow two batches behind the running one would pass the budget; the spell's own doubling is
@@ -239,6 +248,19 @@ describe('AdaptivePolicy: arrivals that outran the model start the overload befo
     // 0.5·n ms: doubled and read 10% slow a full batch is 35.2 ms, and three of them pass the budget.
     expect(keptAt150(0, 0.5, 32).every(Boolean)).toBe(true);
     expect(keptAt150(0, 0.5, 33).some(Boolean)).toBe(false);
+  });
+
+  test('arrivals that outran the model start the overload only once the queue holds more than a 1.25× slowdown ends in time', () => {
+    // 1 + 0.5·n ms: a full batch of 17 ms, run 1.25× slow and read 10% slow, fits the budget 4
+    // times: the running batch and 3 behind it, 96 rows. Up to them a greedy host answers in time.
+    const p = taught();
+    p.enqueued(req(100), 1, 0);
+    expect(drive(p, 100.5, 110, 2.82, () => 96).every(Boolean)).toBe(true);
+    expect(p.stats).toMatchObject({ overloadsByRate: 0, shedAtArrival: 0 });
+    // The rate's verdict holds for the busy period: at 97 rows the overload starts though the
+    // arrivals have slowed to 95%, and the queue is cut to what it keeps at 150% (one batch).
+    expect(drive(p, 210.5, 5, 1.79, () => 97).some(Boolean)).toBe(false);
+    expect(p.stats.overloadsByRate).toBe(1);
   });
 
   test('at 95% with the same backlog nothing is refused and no overload starts', () => {
