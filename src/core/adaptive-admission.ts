@@ -35,7 +35,7 @@ const SLOWDOWN = 2;
  * cap is a batch or two (live, the classifier at 95% load with its arrivals in bursts and the
  * machine slow for a moment: 9-75 refusals a run in 10 of 45 replayed runs where greedy missed
  * none; none now). Started once the backlog reaches what a 1.25× slowdown ends in time, the onset
- * still keeps the queue short: the overload benches did not move (±0.1 answer a seed).
+ * still keeps the queue short: the overload benches moved by at most 2 answers a seed.
  */
 const START_SLOWDOWN = 1.25;
 
