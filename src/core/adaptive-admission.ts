@@ -84,7 +84,8 @@ const SPEED_AFTER_BATCHES = 6;
  *   inside any budget a greedy host meets), so it starts the overload;
  * - arrivals that outran the model's own speed over a busy period a budget long (see
  *   adaptive-outrun.ts) start the overload earlier, once the queue holds more than the overload
- *   keeps, before the backlog reaches the budget: its edge is where requests are answered late;
+ *   keeps and more than a 1.25× slowdown still ends in time (see `START_SLOWDOWN`), before the
+ *   backlog reaches the budget: its edge is where requests are answered late;
  * - in overload a request is refused when more rows wait than the queue kept (see `#queueCap`;
  *   counting the batches sent ahead to the executor, which wait there), or when
  *   its batch counted full would end at or past its due time on the mean
