@@ -231,16 +231,16 @@ export class Admission {
     if (due === Infinity) return true;
     // Batches sent ahead to the executor (in flight beyond the slots) are full and wait there: the
     // queue's cap counts them, or a batch ahead would add a whole batch of waiting to every caller.
-    // Only read in overload or once arrivals outran the model (this runs per request).
     const waiting = queuedRows + (inFlight - slots) * max;
-    const overCap = (this.overload || outran) && waiting > this.#queueCap(request.enqueuedAt, slots, max);
-    // Arrivals that outran the model start the overload once the queue holds more than it keeps
-    // and more than a slight slowdown still ends in time (see `START_SLOWDOWN`).
-    if (!this.overload && outran && overCap && waiting > this.#startBatches * slots * max) {
+    // Arrivals that outran the model start the overload once the queue holds more than a slight
+    // slowdown still ends in time (see `START_SLOWDOWN`) and more than the overload keeps. The
+    // cached mark first: a busy period stays outrun, and the cap is worked out per request only
+    // past it or in overload (this runs per request).
+    if (!this.overload && outran && waiting > this.#startBatches * slots * max && waiting > this.#queueCap(request.enqueuedAt, slots, max)) {
       this.overload = true;
       this.overloadsByRate++;
     }
-    if (this.overload && overCap) return this.#refuse('overQueue');
+    if (this.overload && waiting > this.#queueCap(request.enqueuedAt, slots, max)) return this.#refuse('overQueue');
     const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
     const start = Math.max(request.enqueuedAt, firstEnd);
     const chain = Math.floor(ahead / slots) + 1;

@@ -110,9 +110,14 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
 /** The wide MLP's cost shape: a full batch of 64 rows in 1.4 ms, a 100 ms budget. */
 const MLP = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100 };
 
-/** That model inline (a run holds the event loop), on a machine `factorAt(at)` times its quiet speed. */
+/** A model of cost `a + b·n` inline (a run holds the event loop), on a machine `factorAt(at)` times its quiet speed. */
+function inline(shape: typeof MLP, factorAt: (at: number) => number): SimModel {
+  return { ...shape, blocking: true, cost: (rows, at) => (shape.a + shape.b * rows) * factorAt(at) };
+}
+
+/** The wide MLP inline. */
 function inlineMlp(factorAt: (at: number) => number): SimModel {
-  return { ...MLP, blocking: true, cost: (rows, at) => (MLP.a + MLP.b * rows) * factorAt(at) };
+  return inline(MLP, factorAt);
 }
 
 /** `seconds` of Poisson arrivals at `load` of `m`'s quiet capacity, played through greedy and adaptive. */
@@ -164,8 +169,7 @@ describe('an inline classifier-like model (a full batch of 32 in 11.5 ms), 95% l
     // ends in time), and the overload refused 68 / 24 / 19 requests on these seeds that a greedy
     // host answered in time. The pattern of live runs of the classifier at 95% (27-28 Nov).
     const cls = { a: 0.29, b: 0.352, maxBatchSize: 32, maxLatencyMs: 100 };
-    const m: SimModel = { ...cls, blocking: true, jitterCv: 0.05, cost: (rows, at) => (cls.a + cls.b * rows) * (at >= 500 && at < 800 ? 1.15 : 1) };
-    const { greedy, adaptive } = await greedyAndAdaptive(m, 0.95, 2, 700 + seed);
+    const { greedy, adaptive } = await greedyAndAdaptive(inline(cls, (at) => (at >= 500 && at < 800 ? 1.15 : 1)), 0.95, 2, 700 + seed);
     expect(greedy.shed + greedy.overSlo).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
   });
