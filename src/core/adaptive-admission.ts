@@ -67,6 +67,32 @@ const OUTPACED_RATE = 1.1;
 const SPEED_AFTER_BATCHES = 6;
 
 /**
+ * Batches a host runs cold: before its latency model has learned from this many, arrivals that
+ * outpaced the model (see `OUTPACED_RATE`) over a busy period at least a budget long are judged on
+ * a backlog priced at `COLD_SLOWDOWN`. A cold host cannot start the overload by the rate (the
+ * model's own speed is trusted only a budget after it is first recorded: adaptive-outrun.ts), so
+ * from a cold start into an overload the backlog grew to the budget's edge before the first
+ * certain miss, about six full batches, where a slow spell or the estimate's jitter made the
+ * requests admitted there late (simulated, 10 + 0.1·n ms at 150%, 100 ms budget, 10% jitter and
+ * 2× spells, 40 seeds: 161 late answers in the first 200 ms, the best queue bound none; now
+ * none). Twice `SPEED_AFTER_BATCHES`: at 150% that is about when the speed is trusted. The pricing ends with the cold start, so a host below
+ * capacity that starts in a slow spell (its estimate the spell's, its arrivals outpacing that) is
+ * priced so only for its first dozen batches (bench/spells.ts: the same cells flagged). And the
+ * busy period must be a budget long, as for the overload by the rate: a burst shorter than the
+ * budget is what the budget absorbs (a cold host sent 128 requests at once and 200 more 63 ms
+ * later refused 40 that a greedy host answered in time when any busy period counted).
+ */
+const COLD_BATCHES = 2 * SPEED_AFTER_BATCHES;
+
+/**
+ * The slowdown a cold host's backlog is priced at while arrivals outpace it (see `COLD_BATCHES`):
+ * with 1.5 the late answers of a cold start at 150% went from 161 to none; 1.25 left 30, and 2 (the
+ * overload queue's `SLOWDOWN`) refused more on the spells grid's cold hosts below capacity (85 → 100
+ * misses at 70% load on 10 + 0.1·n ms with a 200 ms budget, where 1.5 left 85).
+ */
+const COLD_SLOWDOWN = 1.5;
+
+/**
  * The {@link microbatch!AdaptivePolicy}'s admission at arrival: whether a request that just joined
  * the queue can still be answered in time, judged on figures the last decision cached (this runs
  * per request), and the overload state those refusals reveal. Nothing is refused before the model
@@ -79,9 +105,10 @@ const SPEED_AFTER_BATCHES = 6;
  * - outside overload a request is refused only when even an optimistic end (its batch as it
  *   stands, the chain's `k·√n·σ` taken off rather than added) reaches its due time: a certain
  *   miss (while arrivals outpace the model, on the mean, and after a batch that ran slow at its
- *   slowdown: see `OUTPACED_RATE`). Such a refusal means the backlog has grown past the budget,
- *   which Poisson fluctuation below capacity does not do (at 95% load the queue's excursions stay
- *   inside any budget a greedy host meets), so it starts the overload;
+ *   slowdown: see `OUTPACED_RATE`; on a cold host at a slowdown: see `COLD_BATCHES`). Such a
+ *   refusal means the backlog has grown past the budget, which Poisson fluctuation below capacity
+ *   does not do (at 95% load the queue's excursions stay inside any budget a greedy host meets),
+ *   so it starts the overload;
  * - arrivals that outran the model's own speed over a busy period a budget long (see
  *   adaptive-outrun.ts) start the overload earlier, once the queue holds more than the overload
  *   keeps and more than a 1.25× slowdown still ends in time (see `START_SLOWDOWN`), before the
@@ -256,12 +283,15 @@ export class Admission {
       if (ahead === 0 && start + (this.model.predict(queuedRows) as number) + this.handoff.ms < due) return true;
       return this.#refuse('overBudget');
     }
-    // In time on the mean: admitted without reading the arrival rate (the common case).
-    if (this.lastRanSlowBy === 1 && start + chain * this.#fullMs < due) return true;
+    // In time on the mean: admitted without reading the arrival rate (the common case), except
+    // on a cold host (see `COLD_BATCHES`).
+    const cold = this.model.samples < COLD_BATCHES && this.#outrun.busyFor(request.enqueuedAt) >= this.#budget;
+    if (!cold && this.lastRanSlowBy === 1 && start + chain * this.#fullMs < due) return true;
     // While arrivals outpace the model, judged as in overload, on the mean, and after a batch
-    // that ran slow at its slowdown (see `OUTPACED_RATE`); otherwise on the optimistic end.
+    // that ran slow at its slowdown (see `OUTPACED_RATE`), or on a cold host at `COLD_SLOWDOWN`;
+    // otherwise on the optimistic end.
     const outpaced = this.#outpaced(request.enqueuedAt, slots, max);
-    const slow = outpaced ? this.lastRanSlowBy : 1;
+    const slow = outpaced ? Math.max(this.lastRanSlowBy, cold ? COLD_SLOWDOWN : 1) : 1;
     const reserve = outpaced ? 0 : spread;
     if (start + chain * this.#fullMs * slow - reserve < due) return true;
     const own = queuedRows - ahead * max;

@@ -105,6 +105,11 @@ export class Outrun {
     return span >= minMs && ms !== Infinity ? (this.#busyRows / span) * ms : NaN;
   }
 
+  /** How long the busy period has lasted at `at` (ms; Infinity before any arrival found a slot free). */
+  busyFor(at: number): number {
+    return at - this.#busySince;
+  }
+
   /** An arrival found a slot free at `at`, or the model caught up with the arrivals: a busy period starts after it. */
   idle(at: number): void {
     this.#busySince = at;

@@ -47,12 +47,12 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
     // Refused as they arrived (0 ms on this clock), not at a decision after waiting in the queue.
     expect(adaptive.refusals.filter((t) => t <= 1).length).toBeGreaterThan(adaptive.refusals.length * 0.99);
     expect(adaptive.adaptive?.stats.shedAtArrival).toBeGreaterThan(adaptive.shed * 0.99);
-    // One overload, entered once, by arrivals that outran the model before the backlog reached the
-    // budget (no certain miss); then nearly all refusals keep the queue short, and nobody sent in
-    // the onset is answered late (at the backlog's edge, where a certain miss would start it, 58-164 were).
+    // One overload, entered once before the backlog reached the budget: by arrivals that outran the
+    // model, or on this cold host by a certain miss priced at a slowdown; then nearly all refusals
+    // keep the queue short, and nobody sent in the onset is answered late (with the overload started
+    // at the backlog's edge, where a certain miss at the model's estimate started it, 58-164 were).
     const stats = adaptive.adaptive?.stats;
-    expect(stats?.overloadsByRate).toBe(1);
-    expect(stats?.refusedCertainMiss).toBe(0);
+    expect((stats?.overloadsByRate ?? 0) + (stats?.refusedCertainMiss ?? 0)).toBe(1);
     expect(adaptive.overSlo - adaptive.overSloSentFrom(1000)).toBe(0);
     expect(stats?.refusedOverQueue).toBeGreaterThan((stats?.shedAtArrival ?? 0) * 0.8);
   });
@@ -77,16 +77,24 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
   });
 });
 
+/**
+ * A host serving at 70% for 2 s, then `load` from 2 s on for `ms` (arrivals seeded `500 + seed`
+ * before and `onsetSeed` after), on the 10 ms + 0.1 ms/row model's shape.
+ */
+function servingThen(seed: number, load: number, ms: number, onsetSeed: number): number[] {
+  const shape = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
+  const serving = rateForLoad(shape, 0.7);
+  const rate = rateForLoad(shape, load);
+  const before = poissonArrivals(serving, Math.round(serving * 2000), 500 + seed).filter((t) => t < 2000);
+  return [...before, ...poissonArrivals(rate, Math.round(rate * ms), onsetSeed).map((t) => t + 2000)];
+}
+
 describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', () => {
   test.each([8, 17, 21])('the onset is caught while the queue is short, though the host was busy for seconds before it (seed %p)', async (seed) => {
     // At 70% this model's batches run back to back, so the busy period's average holds seconds of
     // 70% and read the onset late: 96 / 64 / 96 answers of the onset were late on these seeds.
     const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
-    const serving = rateForLoad(m, 0.7);
-    const rate = rateForLoad(m, 1.2);
-    const before = poissonArrivals(serving, Math.round(serving * 2000), 500 + seed).filter((t) => t < 2000);
-    const onset = poissonArrivals(rate, Math.round(rate * 3000), 1000 + seed).map((t) => t + 2000);
-    const r = await simulate(m, { kind: 'adaptive' }, [...before, ...onset]);
+    const r = await simulate(m, { kind: 'adaptive' }, servingThen(seed, 1.2, 3000, 1000 + seed));
     expect(r.adaptive?.stats.overloadsByRate).toBeGreaterThanOrEqual(1);
     expect(r.overSloSentFrom(2000)).toBeLessThanOrEqual(10);
   });
@@ -97,11 +105,7 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
     // seeds when only the model's estimate priced it.
     const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
     const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 2000 && at < 2150 ? 2 : 1) };
-    const serving = rateForLoad(base, 0.7);
-    const rate = rateForLoad(base, 1.2);
-    const before = poissonArrivals(serving, Math.round(serving * 2000), 500 + seed).filter((t) => t < 2000);
-    const onset = poissonArrivals(rate, Math.round(rate * 1000), 900 + seed).map((t) => t + 2000);
-    const r = await simulate(m, { kind: 'adaptive' }, [...before, ...onset]);
+    const r = await simulate(m, { kind: 'adaptive' }, servingThen(seed, 1.2, 1000, 900 + seed));
     expect(r.overSloSentFrom(2000)).toBeLessThanOrEqual(70);
     expect(r.overSlo - r.overSloSentFrom(2000)).toBe(0);
   });
@@ -186,20 +190,62 @@ describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells
     expect(r.adaptive?.stats.refusedCertainMiss).toBeGreaterThanOrEqual(1);
   });
 
-  test.each([1, 2, 3])('a 2× spell just after the overload began: the plan prices the queue at the slowdown and refuses who would be late (seed %p)', async (seed) => {
-    // The overload starts at about 150 ms, long before `overloadMs` of arrivals call it sustained;
-    // priced at the model's estimate, which follows the spell a clipped step at a time, the queue
-    // looked in time and 70 / 68 / 73 answers were late on these seeds (a 2 ms window with a queue
-    // bound of 64 had none); their rows now go to arrivals answered in time.
+  test.each([13, 15, 23])('a cold host prices the backlog at a slowdown while arrivals outpace it, so its overload starts before the budget\'s edge and nobody is late (seed %p)', async (seed) => {
+    // Judged on the mean at the model's estimate, the backlog grew to the budget's edge (about six
+    // full batches) before the first certain miss, and 13 / 26 / 48 answers admitted there were
+    // late on these seeds (each with its own jitter, as bench/overload.ts draws it).
+    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed }, jitterSeed: 4242 + seed };
+    const rate = rateForLoad(m, 1.5);
+    const r = await simulate(m, { kind: 'adaptive' }, poissonArrivals(rate, Math.round(rate * 1000), 1000 + seed));
+    expect({ seed, late: r.overSlo }).toEqual({ seed, late: 0 });
+    expect(r.adaptive?.stats.refusedCertainMiss).toBeGreaterThanOrEqual(1);
+  });
+
+  test.each([
+    [64, 33.8],
+    [128, 62.6],
+  ])('a burst shorter than the budget is not priced so: %p requests at once, 200 more %p ms later, and a cold host refuses none that a greedy host answers in time', async (first, at) => {
+    // Priced at the slowdown whenever arrivals outpaced a cold host, the second burst lost 51 / 40
+    // requests that a greedy host answered in time, its busy period shorter than the 100 ms budget.
+    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
+    const arrivals = [...new Array<number>(first).fill(0), ...new Array<number>(200).fill(at)];
+    const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
+    const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
+    expect(greedy.answered - greedy.overSlo).toBe(arrivals.length);
+    expect({ refused: adaptive.shed, late: adaptive.overSlo }).toEqual({ refused: 0, late: 0 });
+  });
+
+  test.each([1, 2, 3])('a 2× spell just after the overload began: nobody is late, and as many are answered in time as under the best queue bound (seed %p)', async (seed) => {
+    // The overload starts at about 60-130 ms, long before `overloadMs` of arrivals call it
+    // sustained. Priced at the model's estimate, which follows the spell a clipped step at a time,
+    // and with the backlog at the budget's edge when the cold host's first certain miss started
+    // it, the queue looked in time and 70 / 68 / 73 answers were late on these seeds (a 2 ms window
+    // with a queue bound of 64 had none).
     const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
     const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 150 && at < 300 ? 2 : 1) };
     const rate = rateForLoad(base, 1.5);
     const arrivals = poissonArrivals(rate, Math.round(rate * 1500), 1000 + seed);
     const r = await simulate(m, { kind: 'adaptive' }, arrivals);
     const bound = await simulate(m, { kind: 'fixed', maxDelayMs: 2, maxQueueSize: 64 }, arrivals);
-    expect(r.adaptive?.stats.shedOverload).toBeGreaterThan(0);
-    expect(r.overSlo).toBeLessThanOrEqual(10);
+    expect(r.overSlo).toBe(0);
     expect(r.answered - r.overSlo).toBeGreaterThanOrEqual((bound.answered - bound.overSlo) * 0.995);
+  });
+});
+
+describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 150% begins, and a 2× spell 100 ms later', () => {
+  test.each([1, 2, 3])('the plan prices the queue at the slowdown the last batch showed and sheds who would be late (seed %p)', async (seed) => {
+    // The overload started by the rate keeps a queue a doubled run time ends in time, but the
+    // spell finds it longer (the onset's backlog): priced at the latency model's estimate, which
+    // follows the spell a clipped step at a time, 31 / 25 / 32 answers were late on these seeds and
+    // fewer answered in time than under a 2 ms window with a queue bound of 64.
+    const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
+    const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 2100 && at < 2250 ? 2 : 1) };
+    const arrivals = servingThen(seed, 1.5, 1000, 1000 + seed);
+    const r = await simulate(m, { kind: 'adaptive' }, arrivals);
+    const bound = await simulate(m, { kind: 'fixed', maxDelayMs: 2, maxQueueSize: 64 }, arrivals);
+    expect(r.adaptive?.stats.shedOverload).toBeGreaterThan(0);
+    expect(r.overSlo).toBe(0);
+    expect(r.answered - r.overSlo).toBeGreaterThanOrEqual(bound.answered - bound.overSlo);
   });
 });
 
