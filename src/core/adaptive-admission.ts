@@ -71,16 +71,17 @@ const SPEED_AFTER_BATCHES = 6;
  * outpaced the model (see `OUTPACED_RATE`) over a busy period at least a budget long are judged on
  * a backlog priced at `COLD_SLOWDOWN`. A cold host cannot start the overload by the rate (the
  * model's own speed is trusted only a budget after it is first recorded: adaptive-outrun.ts), so
- * from a cold start into an overload the backlog grew to the budget's edge before the first
- * certain miss, about six full batches, where a slow spell or the estimate's jitter made the
- * requests admitted there late (simulated, 10 + 0.1·n ms at 150%, 100 ms budget, 10% jitter and
- * 2× spells, 40 seeds: 161 late answers in the first 200 ms, the best queue bound none; now
- * none). Twice `SPEED_AFTER_BATCHES`: at 150% that is about when the speed is trusted. The pricing ends with the cold start, so a host below
- * capacity that starts in a slow spell (its estimate the spell's, its arrivals outpacing that) is
- * priced so only for its first dozen batches (bench/spells.ts: the same cells flagged). And the
- * busy period must be a budget long, as for the overload by the rate: a burst shorter than the
- * budget is what the budget absorbs (a cold host sent 128 requests at once and 200 more 63 ms
- * later refused 40 that a greedy host answered in time when any busy period counted).
+ * from a cold start into an overload the backlog grew to the budget's edge before the first certain
+ * miss, about six full batches, where a slow spell or the estimate's jitter made the requests
+ * admitted there late (simulated, 10 + 0.1·n ms at 150%, 100 ms budget, 10% jitter and 2× spells,
+ * 40 seeds: 161 late answers in the first 200 ms, the best queue bound none; now none). Twice
+ * `SPEED_AFTER_BATCHES`: at 150% that is about when the speed is trusted. The pricing ends with the
+ * cold start, so a host below capacity that starts in a slow spell (its estimate the spell's, its
+ * arrivals outpacing that) is priced so only for its first dozen batches (bench/spells.ts: the same
+ * cells flagged). And the busy period must be a budget long, as for the overload by the rate: a
+ * burst shorter than the budget is what the budget absorbs (a cold host sent 128 requests at once
+ * and 200 more 63 ms later refused 40 that a greedy host answered in time when any busy period
+ * counted).
  */
 const COLD_BATCHES = 2 * SPEED_AFTER_BATCHES;
 
