@@ -262,13 +262,13 @@ export class Admission {
     const waiting = queuedRows + (inFlight - slots) * max;
     // Arrivals that outran the model start the overload once the queue holds more than a slight
     // slowdown still ends in time (see `START_SLOWDOWN`) and more than the overload keeps. The
-    // cached mark first: a busy period stays outrun, and the cap is worked out per request only
-    // past it or in overload (this runs per request).
-    if (!this.overload && outran && waiting > this.#startBatches * slots * max && waiting > this.#queueCap(request.enqueuedAt, slots, max)) {
+    // cached mark first: a busy period stays outrun, and the cap is worked out, once, only past it
+    // or in overload (this runs per request).
+    if ((this.overload || (outran && waiting > this.#startBatches * slots * max)) && waiting > this.#queueCap(request.enqueuedAt, slots, max)) {
+      if (!this.overload) this.overloadsByRate++;
       this.overload = true;
-      this.overloadsByRate++;
+      return this.#refuse('overQueue');
     }
-    if (this.overload && waiting > this.#queueCap(request.enqueuedAt, slots, max)) return this.#refuse('overQueue');
     const ahead = Math.ceil(queuedRows / max) - 1; // full batches before its own
     const start = Math.max(request.enqueuedAt, firstEnd);
     const chain = Math.floor(ahead / slots) + 1;
