@@ -16,6 +16,14 @@ const MODELS = [
   { label: '10 ms + 0.1 ms/row', a: 10, b: 0.1 },
 ];
 
+/** The fixed-cost model's shape: 10 ms + 0.1 ms/row, batches of 32, a 100 ms budget. */
+const FIXED_COST = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
+
+/** The fixed-cost model with run times doubled for batches that start in [`from`, `to`) ms. */
+function doubledBetween(from: number, to: number): SimModel {
+  return { ...FIXED_COST, cost: (rows, at) => (FIXED_COST.a + FIXED_COST.b * rows) * (at >= from && at < to ? 2 : 1) };
+}
+
 describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
   test.each([7, 8])('95%% Poisson load, deterministic model, the budget just above greedy\'s slowest answer (seed %p): adaptive refuses nobody and answers nobody late', async (seed) => {
     // The case an overload detector fed by the arrival rate gets wrong: Poisson bursts at 95% look
@@ -82,9 +90,8 @@ describe.each(MODELS)('$label, batches of 32', ({ a, b }) => {
  * before and `onsetSeed` after), on the 10 ms + 0.1 ms/row model's shape.
  */
 function servingThen(seed: number, load: number, ms: number, onsetSeed: number): number[] {
-  const shape = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
-  const serving = rateForLoad(shape, 0.7);
-  const rate = rateForLoad(shape, load);
+  const serving = rateForLoad(FIXED_COST, 0.7);
+  const rate = rateForLoad(FIXED_COST, load);
   const before = poissonArrivals(serving, Math.round(serving * 2000), 500 + seed).filter((t) => t < 2000);
   return [...before, ...poissonArrivals(rate, Math.round(rate * ms), onsetSeed).map((t) => t + 2000)];
 }
@@ -93,7 +100,7 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
   test.each([8, 17, 21])('the onset is caught while the queue is short, though the host was busy for seconds before it (seed %p)', async (seed) => {
     // At 70% this model's batches run back to back, so the busy period's average holds seconds of
     // 70% and read the onset late: 96 / 64 / 96 answers of the onset were late on these seeds.
-    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+    const m: SimModel = { ...FIXED_COST, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
     const r = await simulate(m, { kind: 'adaptive' }, servingThen(seed, 1.2, 3000, 1000 + seed));
     expect(r.adaptive?.stats.overloadsByRate).toBeGreaterThanOrEqual(1);
     expect(r.overSloSentFrom(2000)).toBeLessThanOrEqual(10);
@@ -103,8 +110,7 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 120% begins', (
     // The latency model follows the spell a step at a time, so at the old speed the backlog looked
     // in time until it reached the budget: 125 / 135 / 134 answers of the onset were late on these
     // seeds when only the model's estimate priced it.
-    const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
-    const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 2000 && at < 2150 ? 2 : 1) };
+    const m = doubledBetween(2000, 2150);
     const r = await simulate(m, { kind: 'adaptive' }, servingThen(seed, 1.2, 1000, 900 + seed));
     expect(r.overSloSentFrom(2000)).toBeLessThanOrEqual(70);
     expect(r.overSlo - r.overSloSentFrom(2000)).toBe(0);
@@ -117,11 +123,6 @@ const MLP = { a: 0.09, b: 0.0205, maxBatchSize: 64, maxLatencyMs: 100 };
 /** A model of cost `a + b·n` inline (a run holds the event loop), on a machine `factorAt(at)` times its quiet speed. */
 function inline(shape: typeof MLP, factorAt: (at: number) => number): SimModel {
   return { ...shape, blocking: true, cost: (rows, at) => (shape.a + shape.b * rows) * factorAt(at) };
-}
-
-/** The wide MLP inline. */
-function inlineMlp(factorAt: (at: number) => number): SimModel {
-  return inline(MLP, factorAt);
 }
 
 /** `seconds` of Poisson arrivals at `load` of `m`'s quiet capacity, played through greedy and adaptive. */
@@ -149,7 +150,7 @@ describe('an inline model whose full batch of 64 takes 1.4 ms, 85% load, the mac
     // two full batches kept the overload refused 1,292 / 1,277 / 1,218 requests on these seeds that
     // a greedy host answered in time (its p99 35-37 ms of the 100 ms budget). A doubled full batch
     // fits the budget about 23 times here, and the queue never grows past that: no overload starts.
-    const { greedy, adaptive } = await greedyAndAdaptive(inlineMlp((at) => (at < 400 ? 1.3 : 1)), 0.85, 1.5, 300 + seed);
+    const { greedy, adaptive } = await greedyAndAdaptive(inline(MLP, (at) => (at < 400 ? 1.3 : 1)), 0.85, 1.5, 300 + seed);
     expect(greedy.shed + greedy.overSlo).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
   });
@@ -160,7 +161,7 @@ describe('an inline model whose full batch of 64 takes 1.4 ms, 30% load, a 24× 
     // The pattern of a live run (28 Nov): the stall's backlog makes a batch of a size not seen yet,
     // run 24× slow; taken as it came, it raised the line's full batch 10-fold, the backlog read as
     // a certain miss and 43 / 51 / 101 requests a greedy host answered in time were refused.
-    const { greedy, adaptive } = await greedyAndAdaptive(inlineMlp((at) => (at >= 80 && at < 100 ? 24 : 1)), 0.3, 1, 100 + seed);
+    const { greedy, adaptive } = await greedyAndAdaptive(inline(MLP, (at) => (at >= 80 && at < 100 ? 24 : 1)), 0.3, 1, 100 + seed);
     expect(greedy.shed + greedy.overSlo).toBe(0);
     expect(adaptive.shed + adaptive.overSlo).toBe(0);
   });
@@ -183,7 +184,7 @@ describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells
   test.each([4, 5])('while arrivals outpace the model a backlog past the budget on the mean is refused, so nobody at its edge is answered late (seed %p)', async (seed) => {
     // Judged on the optimistic end until the overload began, 13 / 10 requests at the budget's edge
     // were admitted and answered late on these seeds (bench/overload.ts's arrivals).
-    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+    const m: SimModel = { ...FIXED_COST, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
     const rate = rateForLoad(m, 1.5);
     const r = await simulate(m, { kind: 'adaptive' }, poissonArrivals(rate, Math.round(rate * 2000), 1000 + seed));
     expect(r.overSlo).toBe(0);
@@ -194,7 +195,7 @@ describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells
     // Judged on the mean at the model's estimate, the backlog grew to the budget's edge (about six
     // full batches) before the first certain miss, and 13 / 26 / 48 answers admitted there were
     // late on these seeds (each with its own jitter, as bench/overload.ts draws it).
-    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed }, jitterSeed: 4242 + seed };
+    const m: SimModel = { ...FIXED_COST, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed }, jitterSeed: 4242 + seed };
     const rate = rateForLoad(m, 1.5);
     const r = await simulate(m, { kind: 'adaptive' }, poissonArrivals(rate, Math.round(rate * 1000), 1000 + seed));
     expect({ seed, late: r.overSlo }).toEqual({ seed, late: 0 });
@@ -207,7 +208,7 @@ describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells
   ])('a burst shorter than the budget is not priced so: %p requests at once, 200 more %p ms later, and a cold host refuses none that a greedy host answers in time', async (first, at) => {
     // Priced at the slowdown whenever arrivals outpaced a cold host, the second burst lost 51 / 40
     // requests that a greedy host answered in time, its busy period shorter than the 100 ms budget.
-    const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
+    const m: SimModel = FIXED_COST;
     const arrivals = [...new Array<number>(first).fill(0), ...new Array<number>(200).fill(at)];
     const greedy = await simulate(m, { kind: 'fixed', maxDelayMs: 0 }, arrivals);
     const adaptive = await simulate(m, { kind: 'adaptive' }, arrivals);
@@ -221,9 +222,8 @@ describe('10 ms + 0.1 ms/row, 150% from a cold host, with jitter and slow spells
     // and with the backlog at the budget's edge when the cold host's first certain miss started
     // it, the queue looked in time and 70 / 68 / 73 answers were late on these seeds (a 2 ms window
     // with a queue bound of 64 had none).
-    const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
-    const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 150 && at < 300 ? 2 : 1) };
-    const rate = rateForLoad(base, 1.5);
+    const m = doubledBetween(150, 300);
+    const rate = rateForLoad(FIXED_COST, 1.5);
     const arrivals = poissonArrivals(rate, Math.round(rate * 1500), 1000 + seed);
     const r = await simulate(m, { kind: 'adaptive' }, arrivals);
     const bound = await simulate(m, { kind: 'fixed', maxDelayMs: 2, maxQueueSize: 64 }, arrivals);
@@ -238,8 +238,7 @@ describe('10 ms + 0.1 ms/row, a host serving at 70% for 2 s when 150% begins, an
     // spell finds it longer (the onset's backlog): priced at the latency model's estimate, which
     // follows the spell a clipped step at a time, 31 / 25 / 32 answers were late on these seeds and
     // fewer answered in time than under a 2 ms window with a queue bound of 64.
-    const base = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: 100 };
-    const m: SimModel = { ...base, cost: (rows, at) => (10 + 0.1 * rows) * (at >= 2100 && at < 2250 ? 2 : 1) };
+    const m = doubledBetween(2100, 2250);
     const arrivals = servingThen(seed, 1.5, 1000, 1000 + seed);
     const r = await simulate(m, { kind: 'adaptive' }, arrivals);
     const bound = await simulate(m, { kind: 'fixed', maxDelayMs: 2, maxQueueSize: 64 }, arrivals);
@@ -276,7 +275,7 @@ describe('1 ms + 0.5 ms/row at 120% and 150% with slow spells that double run ti
  * or answered past `budgetMs`), and adaptive's counters.
  */
 async function spellsAgainstGreedy(budgetMs: number, load: number, seed: number, arrivalSeed: number) {
-  const m: SimModel = { a: 10, b: 0.1, maxBatchSize: 32, maxLatencyMs: budgetMs, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
+  const m: SimModel = { ...FIXED_COST, maxLatencyMs: budgetMs, jitterCv: 0.1, spells: { everyMs: 2000, lengthMs: 150, factor: 2, seed } };
   const rate = rateForLoad(m, load);
   const arrivals = poissonArrivals(rate, Math.round(rate * 6000), arrivalSeed);
   const missed = (r: SimResult): number => arrivals.length - r.answered + r.overSlo;
