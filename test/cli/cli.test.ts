@@ -72,6 +72,9 @@ test('serve: answers an inference over HTTP, exposes /metrics, logs JSON lines, 
     expect(metrics.text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(metrics.text).toMatch(/^process_resident_memory_bytes /m);
     expect(metrics.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    // The heap ballast (--heap-ballast-mb, 32 MiB by default) sits in V8's large-object space.
+    const largeObjects = Number(/^nodejs_heap_space_size_used_bytes\{space="large_object"\} (\d+)$/m.exec(metrics.text)?.[1]);
+    expect(largeObjects).toBeGreaterThanOrEqual(32 * 1024 * 1024);
     // What `promtool check metrics` requires of names: a counter ends in _total, nothing else does.
     const types = [...metrics.text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, n, t]) => ({ name: n!, type: t! }));
     expect(types.length).toBeGreaterThan(10);

@@ -25,3 +25,9 @@ test('--cors-origin: an origin that is not scheme://host[:port] (or *) is a usag
     `microbatch serve: --cors-origin: a CORS origin is '*' or a scheme, host and optional port such as 'https://app.example.com' (no path, no trailing slash), got "https://a.example/"`,
   );
 });
+
+test.each(['-1', '1.5', 'lots', ''])('--heap-ballast-mb %j is a usage error naming the flag and the value', async (value) => {
+  await expect(serve([modelPath, `--heap-ballast-mb=${value}`], io)).rejects.toThrow(
+    new UsageError(`microbatch serve: --heap-ballast-mb must be an integer from 0 to 65536, got ${JSON.stringify(value)}`),
+  );
+});
