@@ -16,7 +16,8 @@
  *
  *   npx ts-node --transpile-only bench/grpc.ts [--quick | --full] [--reps N]
  *
- * Writes bench/results/grpc.json and prints a table.
+ * `SERVE_ARGS='--heap-ballast-mb 0'` adds flags to the server. Writes bench/results/grpc.json and
+ * prints a table.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -20,11 +20,12 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `node <tree>/bin/microbatch.js serve <args>` (`node` flags first) and resolves once it
+ * Starts `node <tree>/bin/microbatch.js serve <args>` (`node` flags first, then `SERVE_ARGS`: see
+ * {@link extraServeArgs}) and resolves once it
  * prints where it listens: HTTP, and gRPC too when `args` has `--grpc-port`.
  */
 export function startServe(tree: string, args: readonly string[], node: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...node, join(tree, 'bin', 'microbatch.js'), 'serve', ...args], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...node, join(tree, 'bin', 'microbatch.js'), 'serve', ...args, ...extraServeArgs()], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
   const wantsGrpc = args.includes('--grpc-port');
   return new Promise((resolve, reject) => {
     let out = '';
@@ -37,6 +38,14 @@ export function startServe(tree: string, args: readonly string[], node: readonly
     });
     child.on('exit', (code) => reject(new Error(`microbatch serve exited ${String(code)} before listening (is dist/ built? npm run build): ${out}`)));
   });
+}
+
+/**
+ * Extra `serve` flags from the `SERVE_ARGS` environment variable (split on whitespace), added to
+ * every server a bench starts: to compare a flag's effect run by run (`SERVE_ARGS='--heap-ballast-mb 0'`).
+ */
+export function extraServeArgs(): string[] {
+  return (process.env.SERVE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
 }
 
 /** SIGTERM, then waits for the process to exit. */

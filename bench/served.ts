@@ -6,7 +6,8 @@
  * pre-formed batches of 32 in this process with the same onnxruntime threads. Then the p99 at 32
  * connections. Each repetition starts a fresh server. With `SERVED_BEFORE=<checkout>` (a built
  * checkout: `npm run build` there) its `microbatch serve` runs as a third side, alternating.
- * `SERVED_PROF=<dir>` runs the servers under `--cpu-prof` and writes the profiles there.
+ * `SERVED_PROF=<dir>` runs the servers under `--cpu-prof` and writes the profiles there;
+ * `SERVE_ARGS='--heap-ballast-mb 0'` adds flags to every server.
  *
  * Needs wrk (Debian: apt-get install -y wrk).
  *
