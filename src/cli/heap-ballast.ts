@@ -13,6 +13,9 @@
  * room than the young generation, and a mark-compact comes every few seconds (docs/performance.md,
  * section 11). Node's `--initial-old-space-size=64` does the same, but only where the process is
  * started with it; the ballast works however `serve` was launched (npx, node, a process manager).
+ * It is the HTTP path that gains (3–6% more requests a second): gRPC's collections are started by
+ * its external memory (each request's frames joined into one buffer), which the ballast leaves as
+ * it is.
  *
  * What it costs: the ballast's memory, and nothing per collection: it is arrays of plain doubles,
  * which hold no pointers for the marker to follow and sit in the large-object space, which is never
