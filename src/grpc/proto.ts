@@ -1,8 +1,9 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type * as Grpc from '@grpc/grpc-js';
 import type * as ProtoLoader from '@grpc/proto-loader';
 import { requireOptionalPeer } from '../core/optional-peer';
 import { LOADER_OPTIONS } from './messages';
+import { decodeRemembering, encodeReleasing, usePooledDecoder } from './message-decoder';
 import { decodeModelInferRequest } from './wire/infer-request';
 import { encodeModelInferResponse, encodeModelStreamInferResponse } from './wire/infer-response';
 
@@ -52,7 +53,7 @@ function withInferCodec(service: Grpc.ServiceDefinition): Grpc.ServiceDefinition
   if (ModelInfer === undefined || ModelStreamInfer === undefined) throw new Error(`microbatch/grpc: ${INFERENCE_PROTO} lacks ModelInfer or ModelStreamInfer`);
   return {
     ...service,
-    ModelInfer: { ...ModelInfer, requestDeserialize: decodeModelInferRequest, responseSerialize: encodeModelInferResponse },
+    ModelInfer: { ...ModelInfer, requestDeserialize: decodeRemembering(decodeModelInferRequest), responseSerialize: encodeReleasing(encodeModelInferResponse) },
     ModelStreamInfer: { ...ModelStreamInfer, requestDeserialize: decodeModelInferRequest, responseSerialize: encodeModelStreamInferResponse },
   } as Grpc.ServiceDefinition;
 }
@@ -68,6 +69,10 @@ export function loadGrpcRuntime(load?: (id: string) => unknown): GrpcRuntime {
   const loader = requireOptionalPeer<typeof ProtoLoader>('@grpc/proto-loader', 'microbatch/grpc', load);
   const definition = loader.loadSync(INFERENCE_PROTO, LOADER_OPTIONS);
   const runtime = { grpc, service: withInferCodec(definition[SERVICE_NAME] as Grpc.ServiceDefinition) };
-  if (load === undefined) cached = runtime;
+  if (load === undefined) {
+    // Messages read into reused buffers (message-decoder.ts), from the grpc-js this loaded.
+    usePooledDecoder(() => join(dirname(require.resolve('@grpc/grpc-js')), 'stream-decoder.js'));
+    cached = runtime;
+  }
   return runtime;
 }

@@ -7,6 +7,7 @@ import { loadGrpcRuntime } from './proto';
 import { REASON_KEY } from './status';
 import { raiseFlowControl } from './flow-control';
 import { releaseReadBuffers } from './release-reads';
+import { answered } from './message-decoder';
 import { handleStream, type OpenStream } from './stream';
 
 /**
@@ -158,7 +159,9 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       const onCancel = (): void => abort.abort(new Error('the client cancelled the call'));
       call.once('cancelled', onCancel);
       try {
-        return await calls.infer(req, msLeft(call.getDeadline()), abort.signal);
+        const res = await calls.infer(req, msLeft(call.getDeadline()), abort.signal);
+        answered(req, res); // its message buffer is reused once the answer is serialized
+        return res;
       } finally {
         call.off('cancelled', onCancel);
       }

@@ -4,8 +4,9 @@
  * ms against 0.1 ms for memory used before (the page faults of a new mapping), on the main thread,
  * and the worker's free and the collections its external memory drives come on top
  * (docs/performance.md, section 11). Only whole buffers that nothing else references come here:
- * the ones a worker moved back (`WorkerExecutor` with `returnsBatch`). Bounded, so that an idle
- * process keeps little.
+ * the ones a worker moved back (`WorkerExecutor` with `returnsBatch`), and gRPC request messages
+ * once their call is answered (src/grpc/message-decoder.ts). Bounded, so that an idle process
+ * keeps little.
  * @internal
  */
 
@@ -20,13 +21,17 @@ let held = 0;
 let hits = 0;
 let misses = 0;
 
-/** Keeps `buffer` for reuse, when it is large enough and the pool has room; the caller gives up every reference to it. @internal */
-export function giveBuffer(buffer: ArrayBuffer): void {
+/**
+ * Keeps `buffer` for reuse, when it is large enough and the pool has room (at most `keep` of its
+ * byte size); the caller gives up every reference to it.
+ * @internal
+ */
+export function giveBuffer(buffer: ArrayBuffer, keep = PER_SIZE): void {
   const bytes = buffer.byteLength;
   if (bytes < MIN_BYTES || held + bytes > MAX_BYTES) return;
   let list = free.get(bytes);
   if (list === undefined) free.set(bytes, (list = []));
-  if (list.length >= PER_SIZE) return;
+  if (list.length >= keep) return;
   list.push(buffer);
   held += bytes;
 }
