@@ -25,8 +25,13 @@ const READING_MESSAGE = 2;
 /** Buffers this decoder handed out, which alone may go back to the pool (and only once). */
 const handedOut = new WeakSet<ArrayBuffer>();
 
-/** The framed message buffers (`ModelInfer` requests) the pool keeps per byte size: one per call in flight at 64 connections, and some. */
+/**
+ * The framed message buffers (`ModelInfer` requests) the pool keeps per byte size: one per call in
+ * flight at 64 connections, and some, but at most `KEEP_BYTES_PER_SIZE` of a size (an idle server
+ * keeps that much of each message size it served).
+ */
 const KEEP_PER_SIZE = 96;
+const KEEP_BYTES_PER_SIZE = 32 * 1024 * 1024;
 
 /** A message of `framed` bytes (prefix included): a pooled buffer of that size, or a fresh one. */
 function messageBuffer(framed: number): Buffer {
@@ -46,7 +51,7 @@ export function releaseMessageBuffer(message: Uint8Array): boolean {
   const buffer = message.buffer as ArrayBuffer;
   if (!handedOut.has(buffer)) return false;
   handedOut.delete(buffer);
-  giveBuffer(buffer, KEEP_PER_SIZE);
+  giveBuffer(buffer, Math.max(1, Math.min(KEEP_PER_SIZE, Math.floor(KEEP_BYTES_PER_SIZE / buffer.byteLength))));
   return true;
 }
 
