@@ -9,7 +9,9 @@ import { giveBuffer, takeBuffer } from '../tensor/buffer-pool';
  * buffers reused the server ran 3 mark-compacts in 6 s instead of 54–77, and answered 2–8% more
  * calls a second). This decoder reads each message straight into a buffer of its exact framed
  * size, taken from the batch buffer pool when one is free, and `ModelInfer` gives it back once its
- * call has been answered (`releaseInferMessage`): only then does nothing read it any more.
+ * answer is serialized (`decodeRemembering`, `answered`, `encodeReleasing`): only then does nothing
+ * read it any more. Nothing else of a message is kept: the compress flag is a number, not a view
+ * into the socket read buffer it came in (which would keep that buffer alive for the whole call).
  *
  * grpc-js looks its `StreamDecoder` up per call, for servers and clients alike, so this class
  * behaves exactly like grpc-js's (same output: each message with its 5-byte prefix; same error when
@@ -69,6 +71,8 @@ export class PooledStreamDecoder {
   readPartialMessage: Buffer[] = [];
   readMessageRemaining = 0;
   #message: Buffer | undefined = undefined;
+  /** The message's compress-flag byte. `readCompressFlag` is left alone: a view there would hold a socket read buffer. */
+  #flag = 0;
 
   constructor(private readonly maxReadMessageLength: number) {}
 
@@ -78,7 +82,7 @@ export class PooledStreamDecoder {
     while (head < data.length) {
       switch (this.readState) {
         case NO_DATA:
-          this.readCompressFlag = data.subarray(head, head + 1);
+          this.#flag = data[head] as number;
           head += 1;
           this.readState = READING_SIZE;
           this.readPartialSize.fill(0);
@@ -98,7 +102,7 @@ export class PooledStreamDecoder {
               throw new Error(`Received message larger than max (${this.readMessageSize} vs ${this.maxReadMessageLength})`);
             }
             const message = (this.#message = messageBuffer(this.readMessageSize + 5));
-            message[0] = this.readCompressFlag[0] as number;
+            message[0] = this.#flag;
             this.readPartialSize.copy(message, 1);
             this.readMessageRemaining = this.readMessageSize;
             if (this.readMessageRemaining > 0) this.readState = READING_MESSAGE;
@@ -156,10 +160,10 @@ export function usePooledDecoder(resolveDecoder: () => string): boolean {
   }
 }
 
-/** Each decoded `ModelInfer` request's message bytes, until its answer is serialized. */
+/** Each decoded `ModelInfer` request's message bytes, until it is answered. */
 const messageOf = new WeakMap<object, Uint8Array>();
-/** Each `ModelInfer` answer's request, from the handler's return until the answer is serialized. */
-const requestOf = new WeakMap<object, object>();
+/** Each `ModelInfer` answer's request message bytes, from the handler's return until the answer is serialized. */
+const answerMessage = new WeakMap<object, Uint8Array>();
 
 /** `ModelInfer`'s deserializer: `decode`, remembering the bytes the request was read from. @internal */
 export function decodeRemembering<T extends object>(decode: (bytes: Buffer) => T): (bytes: Buffer) => T {
@@ -172,7 +176,10 @@ export function decodeRemembering<T extends object>(decode: (bytes: Buffer) => T
 
 /** The handler answered `request` with `response` (a call that fails or is cancelled never gets here). @internal */
 export function answered(request: object, response: object): void {
-  requestOf.set(response, request);
+  const bytes = messageOf.get(request);
+  if (bytes === undefined) return;
+  messageOf.delete(request);
+  answerMessage.set(response, bytes);
 }
 
 /**
@@ -184,12 +191,10 @@ export function answered(request: object, response: object): void {
 export function encodeReleasing<T extends object>(encode: (response: T) => Buffer): (response: T) => Buffer {
   return (response) => {
     const out = encode(response);
-    const request = requestOf.get(response);
-    if (request !== undefined) {
-      requestOf.delete(response);
-      const bytes = messageOf.get(request);
-      messageOf.delete(request);
-      if (bytes !== undefined) releaseMessageBuffer(bytes);
+    const bytes = answerMessage.get(response);
+    if (bytes !== undefined) {
+      answerMessage.delete(response);
+      releaseMessageBuffer(bytes);
     }
     return out;
   };
