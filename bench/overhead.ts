@@ -1,7 +1,10 @@
 /**
  * Scenario 1, overhead: an identity batch function, 1024 concurrent closed-loop callers,
  * maxBatchSize 64; microbatch against DataLoader (`cache: false`, same batch size) on identical
- * work. Reports requests/s and the ratio. Target: microbatch ≥ 1.0× DataLoader.
+ * work. Reports requests/s and the ratio. Target: microbatch ≥ 1.0× DataLoader. DataLoader starts
+ * every batch it forms at once; microbatch by default runs one at a time. Two more sides tell what
+ * that order costs from what microbatch's own work costs: microbatch at DataLoader's concurrency,
+ * and a plain batcher that runs one batch at a time and does nothing else (bench/serial-batcher.ts).
  *
  * Measured two ways. **Each side in its own process** (the target): rounds of fresh processes,
  * one per side, in rotating order; each process warms up, then measures, and reports the median
@@ -16,6 +19,7 @@
 import { spawnSync } from 'node:child_process';
 import DataLoader from 'dataloader';
 import { ModelHost } from '../src/engine/model-host';
+import { serialBatcher } from './serial-batcher';
 import {
   alternate,
   closedLoop,
@@ -46,6 +50,8 @@ interface Rep {
   readonly throughput: number;
   readonly meanBatchSize: number;
 }
+
+const SERIAL = 'plain serial batcher (reference)';
 
 const identity = async (xs: readonly number[]): Promise<readonly number[]> => xs;
 
@@ -82,6 +88,19 @@ const SIDES: ReadonlyArray<Side<Rep>> = [
   microbatch('microbatch', 1),
   // DataLoader runs every batch it forms at once; the host's equivalent is 16 concurrent batches.
   microbatch('microbatch (maxConcurrentBatches 16)', CLIENTS / BATCH),
+  {
+    // One batch at a time and nothing else (bench/serial-batcher.ts): the order microbatch's default runs in.
+    name: SERIAL,
+    async run() {
+      let batches = 0;
+      const load = serialBatcher<number>(async (xs) => {
+        batches++;
+        return xs;
+      }, BATCH);
+      const r = await closedLoop({ clients: CLIENTS, total: TOTAL, call: (i) => load(i) });
+      return { throughput: r.throughput, meanBatchSize: r.completed / batches };
+    },
+  },
 ];
 
 /** One side alone in this process: a warm-up, then PROCESS_REPS repetitions, as one JSON line. */
@@ -157,6 +176,9 @@ if (alone !== undefined) {
       { name: 'overhead: microbatch / DataLoader (requests/s), each in its own process', value: mb, target: '≥ 1.0', pass: mb >= 1.0 },
       // DataLoader runs every batch it forms at once: the same concurrency isolates the per-request cost.
       { name: "overhead at DataLoader's concurrency (16 batches in flight), own process", value: matched, target: '≥ 1.0', pass: matched >= 1.0 },
+      // What running one batch at a time costs whoever does it, and what microbatch adds to it.
+      { name: 'plain serial batcher / DataLoader, own process (report)', value: ratio(own.medianOf(SERIAL), dl), target: 'report', pass: true },
+      { name: 'microbatch / plain serial batcher, own process (report)', value: ratio(own.medianOf('microbatch'), own.medianOf(SERIAL)), target: 'report', pass: true },
       { name: 'overhead, all sides in one process (report)', value: ratio(one.medianOf('microbatch'), dlOne), target: 'report', pass: true },
     ];
     report(
