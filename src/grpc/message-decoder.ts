@@ -67,7 +67,7 @@ export class PooledStreamDecoder {
   readPartialSize: Buffer = Buffer.alloc(4);
   readSizeRemaining = 4;
   readMessageSize = 0;
-  /** Always empty: the bytes go straight into the message's buffer (grpc-js keeps its chunks here). */
+  /** Always empty, so never renewed: the bytes go straight into the message's buffer (grpc-js keeps its chunks here). */
   readPartialMessage: Buffer[] = [];
   readMessageRemaining = 0;
   #message: Buffer | undefined = undefined;
@@ -89,7 +89,6 @@ export class PooledStreamDecoder {
           this.readSizeRemaining = 4;
           this.readMessageSize = 0;
           this.readMessageRemaining = 0;
-          this.readPartialMessage = [];
           break;
         case READING_SIZE: {
           const n = Math.min(data.length - head, this.readSizeRemaining);
