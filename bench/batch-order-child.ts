@@ -2,11 +2,12 @@
  * One measurement for bench/batch-order.ts, run as its own process (compiled to JavaScript by the
  * parent, so that valgrind measures no TypeScript compiler): `inFlight clients total reps`.
  * An identity batch function behind the plain batcher (bench/serial-batcher.ts), batches of 64,
- * `clients` closed-loop callers; one warm-up repetition of `total` requests, then `reps`; prints
- * the median requests/s as one JSON line. Only Node's built-ins and the batcher: what cachegrind
- * counts beyond start-up is the batcher's and its callers' work.
+ * `clients` closed-loop callers (the harness's, as bench/overhead.ts drives its sides); one
+ * warm-up repetition of `total` requests, then `reps`; prints the median requests/s as one JSON
+ * line. Only Node's built-ins, the harness and the batcher: what cachegrind counts beyond start-up
+ * is the batcher's and its callers' work.
  */
-import { performance } from 'node:perf_hooks';
+import { closedLoop } from './harness';
 import { serialBatcher } from './serial-batcher';
 
 const [inFlight, clients, total, reps] = process.argv.slice(2).map(Number) as [number, number, number, number];
@@ -14,15 +15,7 @@ const BATCH = 64;
 
 async function once(): Promise<number> {
   const load = serialBatcher<number>(async (xs) => xs, BATCH, inFlight);
-  let issued = 0;
-  const client = async (): Promise<void> => {
-    while (issued < total) await load(issued++);
-  };
-  const start = performance.now();
-  const callers: Array<Promise<void>> = [];
-  for (let c = 0; c < clients; c++) callers.push(client());
-  await Promise.all(callers);
-  return total / ((performance.now() - start) / 1000);
+  return (await closedLoop({ clients, total, call: (i) => load(i) })).throughput;
 }
 
 void (async () => {

@@ -37,9 +37,9 @@ const LAST_LEVELS = [512, 1024, 2048] as const;
 const L1D = '49152,12,64';
 const CACHEGRIND_REQUESTS = 300_000;
 
-/** Compiles the child and the batcher into a temporary folder; returns the child's path. */
+/** Compiles the child, the harness and the batcher into a temporary folder; returns the child's path. */
 function compileChild(dir: string): string {
-  for (const name of ['batch-order-child', 'serial-batcher']) {
+  for (const name of ['batch-order-child', 'harness', 'serial-batcher']) {
     const source = readFileSync(join(__dirname, `${name}.ts`), 'utf8');
     const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
     writeFileSync(join(dir, `${name}.js`), out.outputText);

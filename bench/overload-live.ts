@@ -37,7 +37,7 @@ import { greedyPolicy, type ReleasePolicy } from '../src/core/policy';
 import { createOnnxHost } from '../src/onnx';
 import type { OnnxFeeds, ServingHost } from '../src/onnx';
 import type { BatchEvent } from '../src/core/observer';
-import { closedLoop, fmt, main, median, percentile, pick, poissonSchedule, Progress, report, table, writeResults, type TargetResult } from './harness';
+import { closedLoop, fmt, main, mean, median, percentile, pick, poissonSchedule, Progress, report, table, writeResults, type TargetResult } from './harness';
 import { CLS_PATH } from './models';
 
 const BUDGET_MS = 100;
@@ -172,7 +172,7 @@ main(async (args) => {
           (adaptiveRuns[key] ??= []).push({ stats: policy.stats, fullMs: m.predict(32) ?? NaN, fullSdMs: m.stdMs(32) ?? NaN });
         }
         const refusals = r.refusals.sort((x, y) => x - y);
-        const fullMs = fullRuns.reduce((a, b) => a + b, 0) / fullRuns.length;
+        const fullMs = mean(fullRuns);
         const perSecond = r.onTime / (r.spanMs / 1000);
         (cells[s.name] ??= []).push({
           goodput: perSecond / capacity,
